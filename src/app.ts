@@ -1,0 +1,66 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { AuthDeps } from './auth/deps.js';
+import type { Database } from './db/database.js';
+import { registerBodyParser } from './http/body-parser.js';
+import { registerErrorHandler, registerNotFound } from './http/error-handler.js';
+import { registerMeRoute } from './http/routes/me.js';
+import { registerOperationRoutes } from './http/routes/operations.js';
+import { registerTokenRoutes } from './http/routes/tokens.js';
+import { fastapiValidatorCompiler } from './http/schema-validator.js';
+import type { Logger } from './logger.js';
+
+export interface AppDeps extends AuthDeps {
+  readonly database: Database;
+  readonly logger: Logger;
+}
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the HTTP application without listening, so tests use `app.inject()` on it. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    disableRequestLogging: true,
+    bodyLimit: deps.config.bodyLimit,
+    trustProxy: deps.config.trustProxy.length > 0 ? [...deps.config.trustProxy] : false,
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    // Slow or endless bodies must not hold a connection and its memory for long.
+    requestTimeout: 30_000,
+    connectionTimeout: 60_000,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  app.setValidatorCompiler(fastapiValidatorCompiler);
+  registerBodyParser(app);
+  registerErrorHandler(app);
+  registerNotFound(app);
+  app.addHook('onRequest', (request, reply, done) => {
+    void reply.header('x-request-id', request.id);
+    done();
+  });
+  // One log line per request, after the answer; bodies and headers are never logged.
+  app.addHook('onResponse', (request, reply, done) => {
+    request.log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? null,
+        status: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 100) / 100,
+        ip: request.ip,
+      },
+      'request',
+    );
+    done();
+  });
+
+  registerTokenRoutes(app, deps);
+  registerMeRoute(app, deps);
+  registerOperationRoutes(app, deps.database, deps.keys);
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import { SignJWT, decodeProtectedHeader, jwtVerify, errors as joseErrors } from 'jose';
+import type { Clock } from '../clock.js';
+import { nowSeconds } from '../clock.js';
+import type { Config } from '../config.js';
+import { AppError } from '../errors.js';
+import type { SigningKeys } from './signing-keys.js';
+
+export const ACCESS_TOKEN_TYPE = 'at+jwt';
+
+export interface AccessTokenSubject {
+  readonly adminId: string;
+  readonly schoolId: string;
+  readonly username: string;
+  readonly sessionId: string;
+}
+
+export interface AccessTokenClaims {
+  readonly sub: string;
+  readonly school_id: string;
+  readonly username: string;
+  readonly sid: string;
+  readonly iat: number;
+  readonly exp: number;
+  readonly jti: string;
+}
+
+type TokenConfig = Pick<Config, 'issuer' | 'audience' | 'accessTokenTtl'>;
+
+/** Signs an RFC 9068 access token with the active key. */
+export async function issueAccessToken(
+  keys: SigningKeys,
+  config: TokenConfig,
+  clock: Clock,
+  subject: AccessTokenSubject,
+): Promise<{ token: string; expiresIn: number }> {
+  const signer = await keys.signer();
+  const iat = nowSeconds(clock);
+  const token = await new SignJWT({ school_id: subject.schoolId, username: subject.username, sid: subject.sessionId })
+    .setProtectedHeader({ alg: signer.alg, typ: ACCESS_TOKEN_TYPE, kid: signer.kid })
+    .setIssuer(config.issuer)
+    .setAudience(config.audience)
+    .setSubject(subject.adminId)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + config.accessTokenTtl)
+    .setJti(randomUUID())
+    .sign(signer.key);
+  return { token, expiresIn: config.accessTokenTtl };
+}
+
+/**
+ * Verifies an access token: the algorithm is pinned to the one of the key named by `kid` (so
+ * `alg: none` and HMAC-with-the-public-key are refused), and `typ`, `iss`, `aud` and `exp` must
+ * match. Any failure is the same 401 for the client.
+ */
+export async function verifyAccessToken(keys: SigningKeys, config: TokenConfig, clock: Clock, token: string): Promise<AccessTokenClaims> {
+  try {
+    const { kid } = decodeProtectedHeader(token);
+    const key = kid === undefined ? undefined : await keys.verificationKey(kid);
+    if (key === undefined) throw new AppError('INVALID_ACCESS_TOKEN');
+    const { payload } = await jwtVerify(token, key.key, {
+      algorithms: [key.alg],
+      typ: ACCESS_TOKEN_TYPE,
+      issuer: config.issuer,
+      audience: config.audience,
+      currentDate: new Date(clock.now()),
+      requiredClaims: ['sub', 'sid', 'iat', 'exp', 'jti'],
+    });
+    if (typeof payload.sid !== 'string' || typeof payload.school_id !== 'string' || typeof payload.username !== 'string') {
+      throw new AppError('INVALID_ACCESS_TOKEN');
+    }
+    return payload as unknown as AccessTokenClaims;
+  } catch (error) {
+    if (error instanceof AppError || error instanceof joseErrors.JOSEError || error instanceof TypeError) {
+      throw new AppError('INVALID_ACCESS_TOKEN', { cause: error });
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import { nowSeconds } from '../clock.js';
+import { findAdminForLogin, replacePasswordHash, type AdminForLogin } from '../db/queries/admins.js';
+import { insertSession } from '../db/queries/sessions.js';
+import { AppError } from '../errors.js';
+import { issueAccessToken } from './access-token.js';
+import { recordEvent, type RequestContext } from './audit.js';
+import type { AuthDeps } from './deps.js';
+import { canonicalKey } from './identity.js';
+import { generateRefreshToken, hashRefreshToken } from './refresh-token.js';
+
+export interface Credentials {
+  readonly schoolId: string;
+  readonly username: string;
+  readonly password: string;
+}
+
+export interface LoginResult {
+  readonly accessToken: string;
+  readonly expiresIn: number;
+  readonly refreshToken: string;
+  readonly refreshExpiresIn: number;
+  readonly schoolId: string;
+  readonly username: string;
+}
+
+/**
+ * Signs an administrator in. Every refusal is the same AppError whatever the reason, and every
+ * attempt does exactly one password verification (a dummy one for an unknown account), so neither
+ * the answer nor its timing tells an attacker which schools or usernames exist.
+ */
+export async function login(deps: AuthDeps, credentials: Credentials, context: RequestContext): Promise<LoginResult> {
+  const schoolKey = canonicalKey(credentials.schoolId);
+  const admin = await findAdminForLogin(deps.db, schoolKey, canonicalKey(credentials.username));
+  const passwordMatches = await verifyPassword(deps, admin, credentials.password);
+  const refusal = refusalReason(admin, passwordMatches);
+  if (refusal !== undefined || admin === undefined) {
+    await recordEvent(deps.db, deps.clock, context, {
+      type: 'login.failure',
+      schoolId: schoolKey,
+      username: credentials.username,
+      adminId: admin?.id ?? null,
+      detail: refusal ?? 'unknown_account',
+    });
+    throw new AppError('LOGIN_REFUSED');
+  }
+  await upgradeHashIfNeeded(deps, admin, credentials.password);
+  return startSession(deps, admin, context);
+}
+
+async function verifyPassword(deps: AuthDeps, admin: AdminForLogin | undefined, password: string): Promise<boolean> {
+  if (admin === undefined) {
+    await deps.hasher.verifyDummy(password);
+    return false;
+  }
+  return deps.hasher.verify(admin.password_hash, password);
+}
+
+/** The internal reason, for the audit trail only; the client never sees it. */
+function refusalReason(admin: AdminForLogin | undefined, passwordMatches: boolean): string | undefined {
+  if (admin === undefined) return 'unknown_account';
+  if (!passwordMatches) return 'wrong_password';
+  if (admin.school_suspended_at !== null) return 'school_suspended';
+  if (admin.disabled_at !== null) return 'admin_disabled';
+  return undefined;
+}
+
+/** Rehash with the configured parameters once the password is known to be right. */
+async function upgradeHashIfNeeded(deps: AuthDeps, admin: AdminForLogin, password: string): Promise<void> {
+  if (!deps.hasher.needsRehash(admin.password_hash)) return;
+  const upgraded = await deps.hasher.hash(password);
+  await replacePasswordHash(deps.db, admin.id, admin.password_hash, upgraded);
+}
+
+async function startSession(deps: AuthDeps, admin: AdminForLogin, context: RequestContext): Promise<LoginResult> {
+  const now = nowSeconds(deps.clock);
+  const sessionId = randomBytes(16).toString('base64url');
+  const refreshToken = generateRefreshToken();
+  const expiresAt = now + deps.config.refreshAbsoluteLifetime;
+  const session = {
+    id: sessionId,
+    admin_id: admin.id,
+    created_at: now,
+    last_used_at: now,
+    expires_at: expiresAt,
+    revoked_at: null,
+    revoke_reason: null,
+    ip: context.ip,
+    user_agent: context.userAgent?.slice(0, 512) ?? null,
+  };
+  // Committed before we answer: a 200 always stands for a durable session.
+  await insertSession(deps.db, session, hashRefreshToken(refreshToken));
+  await recordEvent(deps.db, deps.clock, context, {
+    type: 'login.success',
+    schoolId: admin.school_key,
+    username: admin.username,
+    adminId: admin.id,
+    sessionId,
+  });
+  const access = await issueAccessToken(deps.keys, deps.config, deps.clock, {
+    adminId: admin.id,
+    schoolId: admin.school_id,
+    username: admin.username,
+    sessionId,
+  });
+  return {
+    accessToken: access.token,
+    expiresIn: access.expiresIn,
+    refreshToken,
+    refreshExpiresIn: expiresAt - now,
+    schoolId: admin.school_id,
+    username: admin.username,
+  };
+}

@@ -1,0 +1,74 @@
+import { randomBytes } from 'node:crypto';
+import { hash, verify, type Algorithm } from '@node-rs/argon2';
+import type { Config } from '../config.js';
+import { normalizePassword } from './identity.js';
+import { WorkQueue } from './work-queue.js';
+
+export const MIN_PASSWORD_LENGTH = 12;
+export const MAX_PASSWORD_LENGTH = 1024;
+
+type Argon2Params = Config['argon2'];
+
+/**
+ * argon2id hashing on the libuv thread pool (never on the event loop), behind a bounded queue.
+ * Every hash is a PHC string carrying its own parameters, so old hashes keep verifying after the
+ * configured parameters change, and are upgraded on the next successful login.
+ */
+export class PasswordHasher {
+  readonly queue: WorkQueue;
+
+  private constructor(
+    private readonly params: Argon2Params,
+    private readonly dummyHash: string,
+    concurrency: number,
+    queueLimit: number,
+  ) {
+    this.queue = new WorkQueue(concurrency, queueLimit);
+  }
+
+  /** Prepares the dummy hash up front, so the first unknown-account login is not slower. */
+  static async create(params: Argon2Params, concurrency: number, queueLimit: number): Promise<PasswordHasher> {
+    const dummy = await hash(randomBytes(32).toString('base64'), argon2Options(params));
+    return new PasswordHasher(params, dummy, concurrency, queueLimit);
+  }
+
+  hash(password: string): Promise<string> {
+    return this.queue.run(() => hash(normalizePassword(password), argon2Options(this.params)));
+  }
+
+  /** Verifies; a malformed stored hash counts as a mismatch rather than an error. */
+  verify(phc: string, password: string): Promise<boolean> {
+    return this.queue.run(() => verify(phc, normalizePassword(password)).catch(() => false));
+  }
+
+  /**
+   * Verifies against a hash of a random password with the current parameters: the same work as a
+   * real verification, so an unknown account costs the same time as a known one.
+   */
+  async verifyDummy(password: string): Promise<void> {
+    await this.verify(this.dummyHash, password);
+  }
+
+  needsRehash(phc: string): boolean {
+    const match = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$/.exec(phc);
+    if (match === null) return true;
+    const [, m, t, p] = match.map(Number);
+    return m !== this.params.memoryCost || t !== this.params.timeCost || p !== this.params.parallelism;
+  }
+}
+
+function argon2Options(params: Argon2Params) {
+  // Algorithm is a const enum; 2 is its Argon2id member.
+  return { algorithm: 2 as Algorithm, ...params };
+}
+
+/** Rules for a new password; returns the problem to show, or undefined when acceptable. */
+export function checkNewPassword(password: string, identity: { username: string; schoolId: string }): string | undefined {
+  const length = [...password.normalize('NFKC')].length;
+  if (length < MIN_PASSWORD_LENGTH) return `the password must be at least ${MIN_PASSWORD_LENGTH} characters long`;
+  if (length > MAX_PASSWORD_LENGTH) return `the password must be at most ${MAX_PASSWORD_LENGTH} characters long`;
+  const folded = password.normalize('NFKC').toLowerCase();
+  if (folded === identity.username.normalize('NFKC').toLowerCase()) return 'the password must not be the username';
+  if (folded === identity.schoolId.normalize('NFKC').toLowerCase()) return 'the password must not be the school id';
+  return undefined;
+}

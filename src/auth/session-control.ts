@@ -1,0 +1,39 @@
+import { nowSeconds } from '../clock.js';
+import { findSession, revokeAdminSessions, revokeSession } from '../db/queries/sessions.js';
+import { UsageError } from '../errors.js';
+import { requireAdmin, type AdminRef } from './admins.js';
+import { CLI_CONTEXT, recordEvent } from './audit.js';
+import type { AuthDeps } from './deps.js';
+
+type Deps = Pick<AuthDeps, 'db' | 'clock'>;
+
+/** Revokes one session by id (from `sessions list`). */
+export async function revokeSessionById(deps: Deps, sessionId: string): Promise<boolean> {
+  const session = await findSession(deps.db, sessionId);
+  if (session === undefined) throw new UsageError(`session ${JSON.stringify(sessionId)} does not exist; see: school-auth sessions list --school ID`);
+  const revoked = await revokeSession(deps.db, sessionId, 'revoked', nowSeconds(deps.clock));
+  if (revoked) {
+    await recordEvent(deps.db, deps.clock, CLI_CONTEXT, {
+      type: 'session.revoked',
+      schoolId: session.school_key,
+      username: session.username,
+      adminId: session.admin_id,
+      sessionId,
+    });
+  }
+  return revoked;
+}
+
+/** Revokes every live session of one admin. */
+export async function revokeSessionsOfAdmin(deps: Deps, ref: AdminRef): Promise<number> {
+  const admin = await requireAdmin(deps, ref);
+  const ended = await revokeAdminSessions(deps.db, admin.id, 'revoked', nowSeconds(deps.clock));
+  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, {
+    type: 'session.revoked',
+    schoolId: admin.school_key,
+    username: admin.username,
+    adminId: admin.id,
+    detail: `${ended} sessions ended`,
+  });
+  return ended;
+}

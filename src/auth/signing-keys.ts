@@ -1,0 +1,116 @@
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import type { Clock } from '../clock.js';
+import { nowSeconds } from '../clock.js';
+import type { Config, JwtAlg } from '../config.js';
+import type { Db } from '../db/database.js';
+import { insertSigningKey, listSigningKeys, type SigningKeyRow } from '../db/queries/signing-keys.js';
+import { scheduleKeys, type ScheduledKey } from './key-schedule.js';
+
+/** Verifiers may run a little behind our clock: keep retired keys published this much longer. */
+const CLOCK_SKEW_SECONDS = 60;
+
+export interface LoadedKey {
+  readonly kid: string;
+  readonly alg: string;
+  readonly key: Awaited<ReturnType<typeof importJWK>>;
+}
+
+interface KeySet {
+  readonly loadedAt: number;
+  readonly signer: LoadedKey;
+  readonly published: ReadonlyMap<string, LoadedKey>;
+  readonly jwks: { keys: JWK[] };
+}
+
+type KeyConfig = Pick<Config, 'jwtAlg' | 'accessTokenTtl' | 'keyActivationDelay' | 'keyCacheSeconds'>;
+
+/** Creates a key pair and stores it; it signs from `activeFrom` on. */
+export async function createSigningKey(db: Db, alg: JwtAlg, now: number, activeFrom: number): Promise<SigningKeyRow> {
+  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true, modulusLength: 2048 });
+  const publicJwk = await exportJWK(publicKey);
+  const kid = await calculateJwkThumbprint(publicJwk);
+  const row: SigningKeyRow = {
+    kid,
+    alg,
+    private_jwk: JSON.stringify(await exportJWK(privateKey)),
+    public_jwk: JSON.stringify({ ...publicJwk, kid, alg, use: 'sig' }),
+    created_at: now,
+    active_from: activeFrom,
+  };
+  await insertSigningKey(db, row);
+  return row;
+}
+
+/** Where each stored key stands now (for `keys list`). */
+export async function describeSigningKeys(db: Db, config: KeyConfig, clock: Clock): Promise<ScheduledKey[]> {
+  return scheduleKeys(await listSigningKeys(db), nowSeconds(clock), config.accessTokenTtl + CLOCK_SKEW_SECONDS);
+}
+
+/**
+ * The signing keys as every instance sees them: read from the shared database and cached for
+ * KEY_CACHE_SECONDS, so a rotation reaches all instances within that bound.
+ */
+export class SigningKeys {
+  private current: KeySet | undefined;
+  private loading: Promise<KeySet> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly config: KeyConfig,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Makes sure a key of the configured algorithm signs: creates one on first start. */
+  async ensureKey(): Promise<void> {
+    const now = nowSeconds(this.clock);
+    const scheduled = await describeSigningKeys(this.db, this.config, this.clock);
+    const usable = scheduled.some(({ row, state }) => row.alg === this.config.jwtAlg && (state === 'active' || state === 'pending'));
+    if (!usable) await createSigningKey(this.db, this.config.jwtAlg, now, now);
+    this.current = undefined;
+  }
+
+  async signer(): Promise<LoadedKey> {
+    return (await this.keySet()).signer;
+  }
+
+  async jwks(): Promise<{ keys: JWK[] }> {
+    return (await this.keySet()).jwks;
+  }
+
+  /** A published key by id; undefined for an unknown or retired `kid`. */
+  async verificationKey(kid: string): Promise<LoadedKey | undefined> {
+    return (await this.keySet()).published.get(kid);
+  }
+
+  private async keySet(): Promise<KeySet> {
+    const fresh = this.current !== undefined && this.clock.now() - this.current.loadedAt < this.config.keyCacheSeconds * 1000;
+    if (fresh && this.current !== undefined) return this.current;
+    // One reload at a time; concurrent callers share it.
+    this.loading ??= this.load().finally(() => {
+      this.loading = undefined;
+    });
+    this.current = await this.loading;
+    return this.current;
+  }
+
+  private async load(): Promise<KeySet> {
+    const scheduled = await describeSigningKeys(this.db, this.config, this.clock);
+    const active = scheduled.find(({ state }) => state === 'active');
+    if (active === undefined) throw new Error('no active signing key: run `school-auth migrate` and start the service once');
+    const published = new Map<string, LoadedKey>();
+    const jwks: JWK[] = [];
+    for (const { row, state } of scheduled) {
+      if (state === 'retired') continue;
+      const publicJwk = JSON.parse(row.public_jwk) as JWK;
+      jwks.push(publicJwk);
+      published.set(row.kid, { kid: row.kid, alg: row.alg, key: await importJWK(publicJwk, row.alg) });
+    }
+    const privateKey = await importJWK(JSON.parse(active.row.private_jwk) as JWK, active.row.alg);
+    return {
+      loadedAt: this.clock.now(),
+      signer: { kid: active.row.kid, alg: active.row.alg, key: privateKey },
+      published,
+      jwks: { keys: jwks },
+    };
+  }
+}

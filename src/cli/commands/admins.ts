@@ -1,0 +1,75 @@
+import type { Command } from 'commander';
+import { addAdmin, changePassword, setAdminEnabled } from '../../auth/admins.js';
+import { requireSchool } from '../../auth/schools.js';
+import { listAdmins } from '../../db/queries/admins.js';
+import { isoSeconds, printRows } from '../output.js';
+import { readNewPassword } from '../password-input.js';
+import { say, withServices } from '../run.js';
+
+interface AdminOptions {
+  school: string;
+  username: string;
+  passwordStdin?: boolean;
+}
+
+function identify(command: Command): Command {
+  return command.requiredOption('--school <id>', 'school id').requiredOption('--username <name>', 'admin username');
+}
+
+export function registerAdminCommands(program: Command): void {
+  const admin = program.command('admin').description('manage school administrators');
+
+  identify(admin.command('add').description('create an administrator'))
+    .option('--password-stdin', 'read the password from standard input instead of a prompt')
+    .action(async (options: AdminOptions) => {
+      const password = await readNewPassword(options.passwordStdin === true);
+      await withServices(async (services) => {
+        await addAdmin(services, { schoolId: options.school, username: options.username }, password);
+        say(`admin ${JSON.stringify(options.username)} created in school ${JSON.stringify(options.school)}`);
+      });
+    });
+
+  identify(admin.command('passwd').description("set an administrator's password and end their sessions"))
+    .option('--password-stdin', 'read the password from standard input instead of a prompt')
+    .action(async (options: AdminOptions) => {
+      const password = await readNewPassword(options.passwordStdin === true);
+      await withServices(async (services) => {
+        const ended = await changePassword(services, { schoolId: options.school, username: options.username }, password);
+        say(`password changed; ${ended} sessions ended`);
+      });
+    });
+
+  identify(admin.command('disable').description('disable an administrator and end their sessions')).action((options: AdminOptions) =>
+    withServices(async (services) => {
+      const ended = await setAdminEnabled(services, { schoolId: options.school, username: options.username }, false);
+      say(`admin ${JSON.stringify(options.username)} disabled; ${ended} sessions ended`);
+    }),
+  );
+
+  identify(admin.command('enable').description('enable a disabled administrator')).action((options: AdminOptions) =>
+    withServices(async (services) => {
+      await setAdminEnabled(services, { schoolId: options.school, username: options.username }, true);
+      say(`admin ${JSON.stringify(options.username)} enabled`);
+    }),
+  );
+
+  admin
+    .command('list')
+    .description('list administrators')
+    .option('--school <id>', 'only this school')
+    .option('--json', 'print JSON')
+    .action((options: { school?: string; json?: boolean }) =>
+      withServices(async ({ db }) => {
+        const schoolKey = options.school === undefined ? undefined : (await requireSchool(db, options.school)).key;
+        const rows = (await listAdmins(db, schoolKey)).map((row) => ({
+          school_id: row.school_id,
+          username: row.username,
+          id: row.id,
+          status: row.disabled_at === null ? 'enabled' : 'disabled',
+          created_at: isoSeconds(row.created_at),
+          password_changed_at: isoSeconds(row.password_changed_at),
+        }));
+        printRows(rows, options.json === true, 'no administrators');
+      }),
+    );
+}

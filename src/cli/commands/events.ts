@@ -1,0 +1,33 @@
+import type { Command } from 'commander';
+import { canonicalKey } from '../../auth/identity.js';
+import { listEvents } from '../../db/queries/events.js';
+import { UsageError } from '../../errors.js';
+import { printRows } from '../output.js';
+import { withServices } from '../run.js';
+
+export function registerEventCommands(program: Command): void {
+  program
+    .command('events')
+    .description('the audit trail, newest first')
+    .option('--school <id>', 'only this school')
+    .option('--limit <n>', 'at most this many events', '50')
+    .option('--json', 'print JSON')
+    .action((options: { school?: string; limit: string; json?: boolean }) => {
+      const limit = Number(options.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) throw new UsageError('--limit takes a whole number from 1 to 100000');
+      return withServices(async ({ db }) => {
+        const schoolId = options.school === undefined ? undefined : canonicalKey(options.school);
+        const rows = (await listEvents(db, { schoolId, limit })).map((event) => ({
+          at: new Date(event.at).toISOString(),
+          type: event.type,
+          school_id: event.school_id,
+          username: event.username,
+          ip: event.ip,
+          user_agent: event.user_agent,
+          detail: event.detail,
+          session: event.session_id,
+        }));
+        printRows(rows, options.json === true, 'no events');
+      });
+    });
+}

@@ -1,0 +1,43 @@
+import type { Command } from 'commander';
+import { CLI_CONTEXT, recordEvent } from '../../auth/audit.js';
+import { createSigningKey, describeSigningKeys } from '../../auth/signing-keys.js';
+import { nowSeconds } from '../../clock.js';
+import { isoSeconds, printRows } from '../output.js';
+import { say, withServices } from '../run.js';
+
+export function registerKeyCommands(program: Command): void {
+  const keys = program.command('keys').description('manage the keys that sign access tokens');
+
+  keys
+    .command('list')
+    .description('list signing keys and where each stands')
+    .option('--json', 'print JSON')
+    .action((options: { json?: boolean }) =>
+      withServices(async ({ db, config, clock }) => {
+        const rows = (await describeSigningKeys(db, config, clock)).map(({ row, state, supersededAt }) => ({
+          kid: row.kid,
+          alg: row.alg,
+          state,
+          created_at: isoSeconds(row.created_at),
+          signs_from: isoSeconds(row.active_from),
+          signs_until: isoSeconds(supersededAt ?? null),
+        }));
+        printRows(rows, options.json === true, 'no signing keys');
+      }),
+    );
+
+  keys
+    .command('rotate')
+    .description('publish a new signing key now; it starts signing after KEY_ACTIVATION_DELAY seconds')
+    .action(() =>
+      withServices(async ({ db, config, clock }) => {
+        const now = nowSeconds(clock);
+        const created = await createSigningKey(db, config.jwtAlg, now, now + config.keyActivationDelay);
+        await recordEvent(db, clock, CLI_CONTEXT, { type: 'keys.rotated', detail: `new key ${created.kid} signs from ${isoSeconds(created.active_from)}` });
+        say(
+          `new ${created.alg} key ${created.kid} published; it signs from ${isoSeconds(created.active_from)}. ` +
+            `The previous key stays published until its tokens have expired.`,
+        );
+      }),
+    );
+}

@@ -1,0 +1,56 @@
+import type { Command } from 'commander';
+import { addSchool, resumeSchool, suspendSchool } from '../../auth/schools.js';
+import { listSchools } from '../../db/queries/schools.js';
+import { isoSeconds, printRows } from '../output.js';
+import { say, withServices } from '../run.js';
+
+export function registerSchoolCommands(program: Command): void {
+  const school = program.command('school').description('manage schools');
+
+  school
+    .command('add <school_id>')
+    .description('create a school')
+    .option('--name <text>', 'display name')
+    .action((schoolId: string, options: { name?: string }) =>
+      withServices(async (services) => {
+        const created = await addSchool(services, schoolId, options.name);
+        say(`school ${JSON.stringify(created.school_id)} created`);
+      }),
+    );
+
+  school
+    .command('list')
+    .description('list schools')
+    .option('--json', 'print JSON')
+    .action((options: { json?: boolean }) =>
+      withServices(async ({ db }) => {
+        const rows = (await listSchools(db)).map((row) => ({
+          school_id: row.school_id,
+          name: row.name,
+          status: row.suspended_at === null ? 'active' : 'suspended',
+          created_at: isoSeconds(row.created_at),
+        }));
+        printRows(rows, options.json === true, 'no schools yet; create one with: school-auth school add <school_id>');
+      }),
+    );
+
+  school
+    .command('suspend <school_id>')
+    .description('suspend a school: its admins are signed out and cannot sign in')
+    .action((schoolId: string) =>
+      withServices(async (services) => {
+        const ended = await suspendSchool(services, schoolId);
+        say(`school ${JSON.stringify(schoolId)} suspended; ${ended} sessions ended`);
+      }),
+    );
+
+  school
+    .command('resume <school_id>')
+    .description('let the admins of a suspended school sign in again')
+    .action((schoolId: string) =>
+      withServices(async (services) => {
+        await resumeSchool(services, schoolId);
+        say(`school ${JSON.stringify(schoolId)} resumed`);
+      }),
+    );
+}

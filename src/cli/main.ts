@@ -1,0 +1,57 @@
+#!/usr/bin/env node
+import { Command, CommanderError } from 'commander';
+import { ConfigError, loadConfig, loadDotEnv } from '../config.js';
+import { connect } from '../db/connect.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { UsageError } from '../errors.js';
+import { serve } from '../server.js';
+import { registerAdminCommands } from './commands/admins.js';
+import { registerEventCommands } from './commands/events.js';
+import { registerKeyCommands } from './commands/keys.js';
+import { registerSchoolCommands } from './commands/schools.js';
+import { registerSessionCommands } from './commands/sessions.js';
+import { say } from './run.js';
+
+const program = new Command('school-auth')
+  .description('Authentication service for school administrators')
+  .exitOverride()
+  .showHelpAfterError(false);
+
+program
+  .command('serve')
+  .description('start the HTTP service (SQLite under DATA_DIR, or DATABASE_URL)')
+  .action(async () => {
+    loadDotEnv();
+    await serve(loadConfig());
+  });
+
+program
+  .command('migrate')
+  .description('create or upgrade the database schema')
+  .action(async () => {
+    loadDotEnv();
+    const database = connect(loadConfig());
+    try {
+      const applied = await migrateToLatest(database.db);
+      say(applied.length === 0 ? 'database is up to date' : `applied: ${applied.join(', ')}`);
+    } finally {
+      await database.close();
+    }
+  });
+
+registerSchoolCommands(program);
+registerAdminCommands(program);
+registerSessionCommands(program);
+registerKeyCommands(program);
+registerEventCommands(program);
+
+/** Errors a person can act on are printed plainly; anything else is a bug and shows its stack. */
+function fail(error: unknown): never {
+  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 2);
+  if (error instanceof UsageError) process.stderr.write(`school-auth: ${error.message}\n`);
+  else if (error instanceof ConfigError) process.stderr.write(`school-auth: ${error.message}\n`);
+  else process.stderr.write(`school-auth: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(error instanceof UsageError || error instanceof ConfigError ? 1 : 70);
+}
+
+program.parseAsync(process.argv).catch(fail);

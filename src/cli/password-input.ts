@@ -1,0 +1,22 @@
+import { read } from 'read';
+import { UsageError } from '../errors.js';
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * The new password, never from argv (it would show in `ps` and shell history): from standard
+ * input with --password-stdin (one trailing newline dropped), else from a prompt that does not
+ * echo, asked twice.
+ */
+export async function readNewPassword(fromStdin: boolean): Promise<string> {
+  if (fromStdin) return (await readStdin()).replace(/\r?\n$/, '');
+  if (!process.stdin.isTTY) throw new UsageError('no terminal to ask for the password; pipe it in with --password-stdin');
+  const first = await read({ prompt: 'New password: ', silent: true, replace: '' });
+  const second = await read({ prompt: 'Repeat password: ', silent: true, replace: '' });
+  if (first !== second) throw new UsageError('the two passwords do not match');
+  return first;
+}

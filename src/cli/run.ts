@@ -1,0 +1,17 @@
+import { loadConfig, loadDotEnv } from '../config.js';
+import { openServices, type Services } from '../services.js';
+
+/** Opens the configured database (migrating it), runs one command, and always closes it. */
+export async function withServices<T>(action: (services: Services) => Promise<T>): Promise<T> {
+  loadDotEnv();
+  const services = await openServices(loadConfig());
+  try {
+    return await action(services);
+  } finally {
+    await services.database.close();
+  }
+}
+
+export function say(message: string): void {
+  process.stdout.write(`${message}\n`);
+}

@@ -1,0 +1,156 @@
+import { isIP } from 'node:net';
+import { resolve } from 'node:path';
+
+export type JwtAlg = 'ES256' | 'EdDSA' | 'RS256';
+export type SqliteSynchronous = 'NORMAL' | 'FULL';
+
+/** Every setting of the service, validated. Only this module reads the environment. */
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly databaseUrl: string | undefined;
+  readonly sqliteSynchronous: SqliteSynchronous;
+  readonly issuer: string;
+  readonly audience: string;
+  readonly jwtAlg: JwtAlg;
+  readonly accessTokenTtl: number;
+  readonly refreshIdleTimeout: number;
+  readonly refreshAbsoluteLifetime: number;
+  readonly refreshTokenRotation: boolean;
+  readonly refreshReuseGrace: number;
+  readonly keyActivationDelay: number;
+  readonly keyCacheSeconds: number;
+  readonly argon2: { readonly memoryCost: number; readonly timeCost: number; readonly parallelism: number };
+  readonly hashConcurrency: number;
+  readonly hashQueueLimit: number;
+  readonly bodyLimit: number;
+  readonly trustProxy: readonly string[];
+  readonly logLevel: string;
+  readonly shutdownTimeout: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Collects every problem instead of stopping at the first, so one start-up attempt shows them all. */
+class Reader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  string(name: string, fallback: string): string {
+    const raw = this.env[name]?.trim();
+    return raw === undefined || raw === '' ? fallback : raw;
+  }
+
+  optional(name: string): string | undefined {
+    const raw = this.env[name]?.trim();
+    return raw === undefined || raw === '' ? undefined : raw;
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const raw = this.optional(name);
+    if (raw === undefined) return fallback;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      this.problems.push(`${name}=${JSON.stringify(raw)}: expected a whole number from ${min} to ${max}`);
+      return fallback;
+    }
+    return Number(raw);
+  }
+
+  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
+    const raw = this.optional(name);
+    if (raw === undefined) return fallback;
+    const match = allowed.find((value) => value.toLowerCase() === raw.toLowerCase());
+    if (match === undefined) {
+      this.problems.push(`${name}=${JSON.stringify(raw)}: expected one of ${allowed.join(', ')}`);
+      return fallback;
+    }
+    return match;
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const raw = this.optional(name)?.toLowerCase();
+    if (raw === undefined) return fallback;
+    if (['on', 'true', '1', 'yes'].includes(raw)) return true;
+    if (['off', 'false', '0', 'no'].includes(raw)) return false;
+    this.problems.push(`${name}=${JSON.stringify(raw)}: expected on or off`);
+    return fallback;
+  }
+
+  proxies(name: string): string[] {
+    const raw = this.optional(name);
+    if (raw === undefined) return [];
+    const entries = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+    for (const entry of entries) {
+      const [address, bits] = entry.split('/');
+      const family = isIP(address ?? '');
+      const bitsOk = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+      if (family === 0 || !bitsOk) this.problems.push(`${name}: ${JSON.stringify(entry)} is not an IP address or CIDR range`);
+    }
+    return entries;
+  }
+}
+
+/** Reads and validates the configuration; throws ConfigError listing every invalid variable. */
+export function loadConfig(env: Env = process.env): Config {
+  const read = new Reader(env);
+  const host = read.string('HOST', '127.0.0.1');
+  const port = read.int('PORT', 8000, 0, 65535);
+  const databaseUrl = read.optional('DATABASE_URL');
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    read.problems.push('DATABASE_URL: expected a postgres:// or postgresql:// URL (leave it unset for SQLite)');
+  }
+  const accessTokenTtl = read.int('ACCESS_TOKEN_TTL', 900, 30, 86_400);
+  const refreshIdleTimeout = read.int('REFRESH_IDLE_TIMEOUT', 3600, 60, 31_536_000);
+  const refreshAbsoluteLifetime = read.int('REFRESH_ABSOLUTE_LIFETIME', 43_200, 60, 31_536_000);
+  if (refreshIdleTimeout > refreshAbsoluteLifetime) {
+    read.problems.push('REFRESH_IDLE_TIMEOUT: must not exceed REFRESH_ABSOLUTE_LIFETIME');
+  }
+  const issuerHost = host.includes(':') ? `[${host}]` : host;
+  const config: Config = {
+    host,
+    port,
+    dataDir: resolve(read.string('DATA_DIR', './data')),
+    databaseUrl,
+    sqliteSynchronous: read.oneOf('SQLITE_SYNCHRONOUS', 'FULL', ['NORMAL', 'FULL'] as const),
+    issuer: read.string('ISSUER', `http://${issuerHost}:${port}`),
+    audience: read.string('AUDIENCE', 'school-admin'),
+    jwtAlg: read.oneOf('JWT_ALG', 'ES256', ['ES256', 'EdDSA', 'RS256'] as const),
+    accessTokenTtl,
+    refreshIdleTimeout,
+    refreshAbsoluteLifetime,
+    refreshTokenRotation: read.bool('REFRESH_TOKEN_ROTATION', false),
+    refreshReuseGrace: read.int('REFRESH_REUSE_GRACE', 10, 0, 300),
+    keyActivationDelay: read.int('KEY_ACTIVATION_DELAY', 60, 0, 86_400),
+    keyCacheSeconds: read.int('KEY_CACHE_SECONDS', 10, 1, 3600),
+    argon2: {
+      memoryCost: read.int('ARGON2_MEMORY_KIB', 19_456, 19_456, 4_194_304),
+      timeCost: read.int('ARGON2_ITERATIONS', 2, 2, 100),
+      parallelism: read.int('ARGON2_PARALLELISM', 1, 1, 64),
+    },
+    hashConcurrency: read.int('HASH_CONCURRENCY', 2, 1, 64),
+    hashQueueLimit: read.int('HASH_QUEUE_LIMIT', 64, 0, 100_000),
+    bodyLimit: read.int('BODY_LIMIT', 16_384, 256, 10_485_760),
+    trustProxy: read.proxies('TRUST_PROXY'),
+    logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+    shutdownTimeout: read.int('SHUTDOWN_TIMEOUT', 10, 0, 600),
+  };
+  if (read.problems.length > 0) throw new ConfigError(read.problems);
+  return config;
+}
+
+/** Loads `.env` from the working directory when present; real environment variables win. */
+export function loadDotEnv(path = '.env'): void {
+  try {
+    process.loadEnvFile(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}

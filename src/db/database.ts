@@ -1,0 +1,15 @@
+import type { Kysely } from 'kysely';
+import type { DatabaseSchema } from './schema/index.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** The one storage handle the service passes around: queries take `db` first. */
+export type Db = Kysely<DatabaseSchema>;
+
+export interface Database {
+  readonly db: Db;
+  readonly dialect: Dialect;
+  /** Cheap round trip used by /readyz. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

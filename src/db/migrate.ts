@@ -1,0 +1,30 @@
+import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import type { Db } from './database.js';
+import { initial } from './migrations/001-initial.js';
+
+/** Every migration, in order. Names are permanent once released. */
+const migrations: Record<string, Migration> = {
+  '001-initial': initial,
+};
+
+const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };
+
+export const LATEST_MIGRATION = Object.keys(migrations).at(-1) ?? '';
+
+/**
+ * Applies pending migrations. Kysely takes a lock first (an advisory lock on PostgreSQL), so when
+ * several instances start at once exactly one applies them and the others wait.
+ */
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error !== undefined) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName);
+}
+
+/** True when every known migration has been applied (used by /readyz). */
+export async function isMigrated(db: Db): Promise<boolean> {
+  const migrator = new Migrator({ db, provider });
+  const applied = await migrator.getMigrations();
+  return applied.every((migration) => migration.executedAt !== undefined);
+}

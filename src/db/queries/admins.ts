@@ -1,0 +1,65 @@
+import type { Selectable } from 'kysely';
+import type { Db } from '../database.js';
+import type { AdminsTable } from '../schema/admins.js';
+
+export type Admin = Selectable<AdminsTable>;
+
+/** An admin with what login needs to know about the school, in one query. */
+export interface AdminForLogin extends Admin {
+  school_id: string;
+  school_suspended_at: number | null;
+}
+
+export function findAdminForLogin(db: Db, schoolKey: string, usernameKey: string): Promise<AdminForLogin | undefined> {
+  return db
+    .selectFrom('admins')
+    .innerJoin('schools', 'schools.key', 'admins.school_key')
+    .selectAll('admins')
+    .select(['schools.school_id', 'schools.suspended_at as school_suspended_at'])
+    .where('admins.school_key', '=', schoolKey)
+    .where('admins.username_key', '=', usernameKey)
+    .executeTakeFirst();
+}
+
+export async function insertAdmin(db: Db, admin: Admin): Promise<boolean> {
+  const result = await db
+    .insertInto('admins')
+    .values(admin)
+    .onConflict((conflict) => conflict.columns(['school_key', 'username_key']).doNothing())
+    .executeTakeFirst();
+  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+}
+
+export function listAdmins(db: Db, schoolKey?: string): Promise<(Admin & { school_id: string })[]> {
+  let query = db
+    .selectFrom('admins')
+    .innerJoin('schools', 'schools.key', 'admins.school_key')
+    .selectAll('admins')
+    .select('schools.school_id')
+    .orderBy('admins.school_key')
+    .orderBy('admins.username_key');
+  if (schoolKey !== undefined) query = query.where('admins.school_key', '=', schoolKey);
+  return query.execute();
+}
+
+export async function updatePasswordHash(db: Db, adminId: string, hash: string, changedAt?: number): Promise<void> {
+  await db
+    .updateTable('admins')
+    .set(changedAt === undefined ? { password_hash: hash } : { password_hash: hash, password_changed_at: changedAt })
+    .where('id', '=', adminId)
+    .execute();
+}
+
+/** Rehash on login: only replaces the hash that was verified, so a concurrent password change wins. */
+export async function replacePasswordHash(db: Db, adminId: string, oldHash: string, newHash: string): Promise<void> {
+  await db
+    .updateTable('admins')
+    .set({ password_hash: newHash })
+    .where('id', '=', adminId)
+    .where('password_hash', '=', oldHash)
+    .execute();
+}
+
+export async function setAdminDisabled(db: Db, adminId: string, disabledAt: number | null): Promise<void> {
+  await db.updateTable('admins').set({ disabled_at: disabledAt }).where('id', '=', adminId).execute();
+}

@@ -1,0 +1,70 @@
+import type { Db } from '../database.js';
+
+/** Everything a refresh decides on, read with one query from the token's hash. */
+export function findRefreshGrant(db: Db, tokenHash: string) {
+  return db
+    .selectFrom('refresh_tokens')
+    .innerJoin('sessions', 'sessions.id', 'refresh_tokens.session_id')
+    .innerJoin('admins', 'admins.id', 'sessions.admin_id')
+    .innerJoin('schools', 'schools.key', 'admins.school_key')
+    .select([
+      'refresh_tokens.session_id',
+      'refresh_tokens.consumed_at',
+      'refresh_tokens.successor_sealed',
+      'sessions.admin_id',
+      'sessions.last_used_at',
+      'sessions.expires_at',
+      'sessions.revoked_at',
+      'admins.username',
+      'admins.school_key',
+      'admins.disabled_at',
+      'schools.school_id',
+      'schools.suspended_at',
+    ])
+    .where('refresh_tokens.token_hash', '=', tokenHash)
+    .executeTakeFirst();
+}
+
+export type RefreshGrant = NonNullable<Awaited<ReturnType<typeof findRefreshGrant>>>;
+
+/**
+ * Rotates a refresh token. The conditional update decides races in the database: of several
+ * concurrent refreshes of one token exactly one consumes it, and none succeeds once the session
+ * is revoked. Returns false when this caller lost (the token was already consumed or revoked).
+ */
+export async function rotateRefreshToken(
+  db: Db,
+  rotation: { tokenHash: string; sessionId: string; successorHash: string; successorSealed: string; now: number },
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const consumed = await trx
+      .updateTable('refresh_tokens')
+      .set({ consumed_at: rotation.now, successor_sealed: rotation.successorSealed })
+      .where('token_hash', '=', rotation.tokenHash)
+      .where('consumed_at', 'is', null)
+      .where((eb) =>
+        eb.exists(
+          eb.selectFrom('sessions').select('sessions.id').where('sessions.id', '=', rotation.sessionId).where('sessions.revoked_at', 'is', null),
+        ),
+      )
+      .executeTakeFirst();
+    if (consumed.numUpdatedRows === 0n) return false;
+    await trx
+      .insertInto('refresh_tokens')
+      .values({ token_hash: rotation.successorHash, session_id: rotation.sessionId, created_at: rotation.now, consumed_at: null, successor_sealed: null })
+      .execute();
+    await trx.updateTable('sessions').set({ last_used_at: rotation.now }).where('id', '=', rotation.sessionId).execute();
+    return true;
+  });
+}
+
+/** Logout by refresh token: ends the token's session in one statement, returning who it was. */
+export async function revokeSessionByToken(db: Db, tokenHash: string, reason: string, now: number) {
+  return db
+    .updateTable('sessions')
+    .set({ revoked_at: now, revoke_reason: reason })
+    .where('id', '=', db.selectFrom('refresh_tokens').select('session_id').where('token_hash', '=', tokenHash))
+    .where('revoked_at', 'is', null)
+    .returning(['id', 'admin_id'])
+    .executeTakeFirst();
+}

@@ -1,0 +1,8 @@
+/** A school. `key` is the canonical form of `school_id` used for look-ups (NFKC + case folding). */
+export interface SchoolsTable {
+  key: string;
+  school_id: string;
+  name: string;
+  suspended_at: number | null;
+  created_at: number;
+}

@@ -1,0 +1,12 @@
+/** A signed-in session: one per login, ended by expiry or revocation. Times in epoch seconds. */
+export interface SessionsTable {
+  id: string;
+  admin_id: string;
+  created_at: number;
+  last_used_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+  revoke_reason: string | null;
+  ip: string | null;
+  user_agent: string | null;
+}

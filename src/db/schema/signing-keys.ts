@@ -1,0 +1,9 @@
+/** A JWT signing key pair. It signs from `active_from` until a newer key becomes active. */
+export interface SigningKeysTable {
+  kid: string;
+  alg: string;
+  private_jwk: string;
+  public_jwk: string;
+  created_at: number;
+  active_from: number;
+}

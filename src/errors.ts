@@ -1,0 +1,57 @@
+/**
+ * The error catalogue: every error a client may see, with a stable code, its status, the exact
+ * body `detail` and the headers DESIGN.md requires. Anything thrown that is not an AppError is a
+ * bug: the client gets a generic 500 and the cause goes to the log only.
+ */
+export const catalogue = {
+  LOGIN_REFUSED: { status: 401, detail: 'Incorrect username or password', headers: { 'www-authenticate': 'Bearer' } },
+  INVALID_REFRESH_TOKEN: {
+    status: 401,
+    detail: 'Invalid refresh token',
+    headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
+  },
+  INVALID_ACCESS_TOKEN: {
+    status: 401,
+    detail: 'Could not validate credentials',
+    headers: { 'www-authenticate': 'Bearer' },
+  },
+  BODY_UNPARSABLE: { status: 400, detail: 'There was an error parsing the body', headers: {} },
+  NOT_FOUND: { status: 404, detail: 'Not Found', headers: {} },
+  BODY_TOO_LARGE: { status: 413, detail: 'Request body too large', headers: {} },
+  LOGIN_THROTTLED: {
+    status: 429,
+    detail: 'Too many failed login attempts. Try again later.',
+    headers: {},
+  },
+  UNAVAILABLE: { status: 503, detail: 'Service temporarily unavailable', headers: { 'retry-after': '5' } },
+  INTERNAL: { status: 500, detail: 'Internal Server Error', headers: {} },
+} as const;
+
+export type ErrorCode = keyof typeof catalogue;
+
+/** An error that is safe to show: its code decides the status and body, nothing else leaks. */
+export class AppError extends Error {
+  readonly status: number;
+  readonly detail: string;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    readonly code: ErrorCode,
+    options: { headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(code, { cause: options.cause });
+    this.name = 'AppError';
+    const entry = catalogue[code];
+    this.status = entry.status;
+    this.detail = entry.detail;
+    this.headers = { ...entry.headers, ...options.headers };
+  }
+}
+
+/** A refused command-line or domain operation whose message a person can act on. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}

@@ -1,0 +1,47 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, catalogue } from '../errors.js';
+import { ValidationFailure } from './validation-failure.js';
+
+/** Fastify's own client errors, mapped onto the catalogue. */
+function fromFastify(error: FastifyError): AppError | undefined {
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new AppError('BODY_TOO_LARGE', { cause: error });
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) return new AppError('BODY_UNPARSABLE', { cause: error });
+  return undefined;
+}
+
+/**
+ * The one place that decides what a client may see: catalogue errors and validation items go
+ * out as they are; anything else is a bug, logged with its cause and answered with a bare 500.
+ */
+export function registerErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof ValidationFailure) return reply.code(422).send({ detail: error.items });
+    const known = error instanceof AppError ? error : fromFastify(error);
+    if (known !== undefined) {
+      if (known.status >= 500) request.log.warn({ err: known.cause ?? known }, 'request refused: service unavailable');
+      return reply.code(known.status).headers(known.headers).send({ detail: known.detail });
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send({ detail: catalogue.INTERNAL.detail });
+  });
+}
+
+/** 404 for an unknown path, 405 with `Allow` for a known path and another method. */
+export function registerNotFound(app: FastifyInstance): void {
+  const methodsByPath = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    const methods = methodsByPath.get(route.url) ?? new Set<string>();
+    for (const method of [route.method].flat()) methods.add(method);
+    methodsByPath.set(route.url, methods);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?', 1)[0] ?? '';
+    const methods = methodsByPath.get(path);
+    if (methods === undefined) return reply.code(404).send({ detail: catalogue.NOT_FOUND.detail });
+    return reply
+      .code(405)
+      .header('allow', [...methods].sort().join(', '))
+      .send({ detail: 'Method Not Allowed' });
+  });
+}

@@ -1,0 +1,36 @@
+import type { FastifyInstance } from 'fastify';
+import { authenticateAccessToken } from '../../auth/current-admin.js';
+import type { AuthDeps } from '../../auth/deps.js';
+import { AppError } from '../../errors.js';
+import { ErrorBody, MeResponse } from '../schemas.js';
+
+/** The bearer token of an Authorization header; anything else is no credential at all. */
+export function bearerToken(header: string | undefined): string {
+  const match = header === undefined ? null : /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(header);
+  if (match?.[1] === undefined) throw new AppError('INVALID_ACCESS_TOKEN');
+  return match[1];
+}
+
+export function registerMeRoute(app: FastifyInstance, deps: AuthDeps): void {
+  app.get(
+    '/admin/auth/me',
+    {
+      schema: {
+        summary: 'Who the bearer access token belongs to',
+        security: [{ bearerAuth: [] }],
+        response: { 200: MeResponse, 401: ErrorBody, 503: ErrorBody },
+      },
+    },
+    async (request) => {
+      const claims = await authenticateAccessToken(deps, bearerToken(request.headers.authorization));
+      return {
+        sub: claims.sub,
+        school_id: claims.school_id,
+        username: claims.username,
+        sid: claims.sid,
+        iat: claims.iat,
+        exp: claims.exp,
+      };
+    },
+  );
+}

@@ -1,0 +1,39 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Database } from '../../db/database.js';
+import { isMigrated } from '../../db/migrate.js';
+import type { SigningKeys } from '../../auth/signing-keys.js';
+import { AppError } from '../../errors.js';
+import { ErrorBody } from '../schemas.js';
+
+const Status = Type.Object({ status: Type.String() });
+
+const Jwks = Type.Object({
+  keys: Type.Array(Type.Object({ kid: Type.String(), alg: Type.String(), kty: Type.String(), use: Type.String() }, { additionalProperties: true })),
+});
+
+/** Health, readiness and the published verification keys. */
+export function registerOperationRoutes(app: FastifyInstance, database: Database, keys: SigningKeys): void {
+  app.get('/healthz', { schema: { summary: 'The process is up', response: { 200: Status } } }, () => ({ status: 'ok' }));
+
+  app.get(
+    '/readyz',
+    { schema: { summary: 'The database is reachable and migrated', response: { 200: Status, 503: ErrorBody } } },
+    async () => {
+      const ready = await isMigrated(database.db).catch((error: unknown) => {
+        throw new AppError('UNAVAILABLE', { cause: error });
+      });
+      if (!ready) throw new AppError('UNAVAILABLE', { cause: new Error('database schema is not migrated') });
+      return { status: 'ready' };
+    },
+  );
+
+  app.get(
+    '/.well-known/jwks.json',
+    { schema: { summary: 'Public keys that verify access tokens', response: { 200: Jwks } } },
+    async (_request, reply) => {
+      // Short caching: no longer than a new key waits before it signs (KEY_ACTIVATION_DELAY default).
+      return reply.header('cache-control', 'public, max-age=60').send(await keys.jwks());
+    },
+  );
+}

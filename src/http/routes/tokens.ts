@@ -1,0 +1,72 @@
+import type { Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AuthDeps } from '../../auth/deps.js';
+import { login } from '../../auth/login.js';
+import { logout } from '../../auth/logout.js';
+import { exchangeRefreshToken } from '../../auth/refresh.js';
+import { noStore, requestContext } from '../request-context.js';
+import { ErrorBody, LoginBody, LoginResponse, RefreshResponse, RefreshTokenBody, bodyErrors } from '../schemas.js';
+
+/** The two contract endpoints and logout: parse, call the domain, send. */
+export function registerTokenRoutes(app: FastifyInstance, deps: AuthDeps): void {
+  app.post<{ Body: Static<typeof LoginBody> }>(
+    '/admin/auth/login',
+    {
+      schema: {
+        summary: 'Sign in as a school administrator',
+        body: LoginBody,
+        response: { 200: LoginResponse, ...bodyErrors({ 401: ErrorBody, 429: ErrorBody }) },
+      },
+    },
+    async (request, reply) => {
+      const { school_id, username, password } = request.body;
+      const result = await login(deps, { schoolId: school_id, username, password }, requestContext(request));
+      return noStore(reply).send({
+        access_token: result.accessToken,
+        expires_in: result.expiresIn,
+        school_id: result.schoolId,
+        username: result.username,
+        token_type: 'bearer',
+        refresh_token: result.refreshToken,
+        refresh_expires_in: result.refreshExpiresIn,
+      });
+    },
+  );
+
+  app.post<{ Body: Static<typeof RefreshTokenBody> }>(
+    '/auth/refresh',
+    {
+      schema: {
+        summary: 'Exchange a refresh token for a new access token',
+        body: RefreshTokenBody,
+        response: { 200: RefreshResponse, ...bodyErrors({ 401: ErrorBody }) },
+      },
+    },
+    async (request, reply) => {
+      const result = await exchangeRefreshToken(deps, request.body.refresh_token, requestContext(request));
+      return noStore(reply).send({
+        access_token: result.accessToken,
+        expires_in: result.expiresIn,
+        token_type: 'bearer',
+        ...(result.refreshToken === undefined
+          ? {}
+          : { refresh_token: result.refreshToken, refresh_expires_in: result.refreshExpiresIn }),
+      });
+    },
+  );
+
+  app.post<{ Body: Static<typeof RefreshTokenBody> }>(
+    '/auth/logout',
+    {
+      schema: {
+        summary: 'End the session of a refresh token (204 whether or not it was valid)',
+        body: RefreshTokenBody,
+        response: { 204: { type: 'null', description: 'Session ended, or token unknown' }, ...bodyErrors() },
+      },
+    },
+    async (request, reply) => {
+      await logout(deps, request.body.refresh_token, requestContext(request));
+      return reply.code(204).send();
+    },
+  );
+}

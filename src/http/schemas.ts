@@ -1,0 +1,64 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+import type {} from '@fastify/swagger';
+
+/** Length limits of DESIGN.md §3: beyond them a field is a 422 `string_too_long`. */
+export const LIMITS = { school_id: 128, username: 256, password: 1024, refresh_token: 512 } as const;
+
+export const LoginBody = Type.Object({
+  school_id: Type.String({ maxLength: LIMITS.school_id, description: 'Identifier of the school' }),
+  username: Type.String({ maxLength: LIMITS.username, description: 'Administrator user name' }),
+  password: Type.String({ maxLength: LIMITS.password, description: 'Administrator password', format: 'password' }),
+});
+
+export const RefreshTokenBody = Type.Object({
+  refresh_token: Type.String({ maxLength: LIMITS.refresh_token, description: 'Refresh token from login' }),
+});
+
+const expiresIn = Type.Integer({ description: 'Lifetime of the access token, in seconds' });
+const refreshExpiresIn = Type.Integer({ description: "Seconds until the refresh token's absolute expiry" });
+
+export const LoginResponse = Type.Object({
+  access_token: Type.String(),
+  expires_in: expiresIn,
+  school_id: Type.String({ description: 'The stored school id of the account that signed in' }),
+  username: Type.String({ description: 'The stored username of the account that signed in' }),
+  token_type: Type.Literal('bearer'),
+  refresh_token: Type.String(),
+  refresh_expires_in: refreshExpiresIn,
+});
+
+export const RefreshResponse = Type.Object({
+  access_token: Type.String(),
+  expires_in: expiresIn,
+  token_type: Type.Literal('bearer'),
+  refresh_token: Type.Optional(Type.String({ description: 'Only when refresh-token rotation is on' })),
+  refresh_expires_in: Type.Optional(refreshExpiresIn),
+});
+
+export const MeResponse = Type.Object({
+  sub: Type.String({ description: 'Stable administrator id' }),
+  school_id: Type.String(),
+  username: Type.String(),
+  sid: Type.String({ description: 'Session id' }),
+  iat: Type.Integer(),
+  exp: Type.Integer(),
+});
+
+export const ErrorBody = Type.Object({ detail: Type.String() });
+
+export const ValidationErrorBody = Type.Object({
+  detail: Type.Array(
+    Type.Object({
+      type: Type.String(),
+      loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),
+      msg: Type.String(),
+      input: Type.Unknown(),
+      ctx: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    }),
+  ),
+});
+
+/** The error answers every body-taking route can give, for its response schema. */
+export function bodyErrors(extra: Record<number, TSchema> = {}): Record<number, TSchema> {
+  return { 400: ErrorBody, 413: ErrorBody, 422: ValidationErrorBody, 503: ErrorBody, ...extra };
+}
