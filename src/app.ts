@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { AuthDeps } from './auth/deps.js';
 import type { Database } from './db/database.js';
 import { registerBodyParser } from './http/body-parser.js';
@@ -21,7 +21,7 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.config.bodyLimit,
     trustProxy: deps.config.trustProxy.length > 0 ? [...deps.config.trustProxy] : false,
     requestIdHeader: false,

@@ -211,7 +211,7 @@ describe('parseJsonLikePython: properties', () => {
   });
 });
 
-const JSONISH_UNITS = [...'{}[]":,0123456789abez \\.eE+-\t\nu', 'NaN', 'Infinity', 'null', 'true', '\\u', 'é', '😀', '\u2028'];
+const JSONISH_UNITS = [...'{}[]":,0123456789aeflnrstuyxIN \\.eE+-\t\n', 'NaN', 'Infinity', 'null', 'true', '\\u', 'é', '😀', '\u2028'];
 
 /** Pieces of string literals, to reach the escape and surrogate-pair branches often. */
 const STRING_UNITS = ['\\', 'u', 'd83d', 'ude00', 'dc00', '0', 'F', 'g', 'x', 'n', '/', '"', '\t', '\u001f', '😀', ' ', '", '];

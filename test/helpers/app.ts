@@ -1,0 +1,69 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { pino } from 'pino';
+import { buildApp } from '../../src/app.js';
+import { addAdmin } from '../../src/auth/admins.js';
+import { addSchool } from '../../src/auth/schools.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { Dialect } from '../../src/db/database.js';
+import { openServices, type Services } from '../../src/services.js';
+import { TestClock } from './clock.js';
+import { createTestDatabase } from './database.js';
+
+export interface TestApp {
+  readonly app: FastifyInstance;
+  readonly services: Services;
+  readonly clock: TestClock;
+  readonly config: Config;
+  close(): Promise<void>;
+}
+
+/** Configuration for tests: the defaults, overridden by the given environment variables. */
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ KEY_ACTIVATION_DELAY: '0', ...env });
+}
+
+/** The real application on a fresh migrated database, with a clock the test controls. */
+export async function createTestApp(env: Record<string, string> = {}, dialect: Dialect = 'sqlite'): Promise<TestApp> {
+  const config = testConfig(env);
+  const clock = new TestClock();
+  const services = await openServices(config, clock, await createTestDatabase(dialect));
+  const app = await buildApp({ ...services, logger: pino({ level: 'silent' }) });
+  return {
+    app,
+    services,
+    clock,
+    config,
+    close: async () => {
+      await app.close();
+      await services.database.close();
+    },
+  };
+}
+
+export const PASSWORD = 'correct horse battery staple';
+
+/** Creates a school (if needed) and an admin in it, through the same code as the CLI. */
+export async function seedAdmin(
+  services: Services,
+  admin: { schoolId?: string; username?: string; password?: string } = {},
+): Promise<{ schoolId: string; username: string; password: string }> {
+  const seeded = { schoolId: 'lincoln-high', username: 'alice', password: PASSWORD, ...admin };
+  await addSchool(services, seeded.schoolId, undefined).catch(() => undefined);
+  await addAdmin(services, { schoolId: seeded.schoolId, username: seeded.username }, seeded.password);
+  return seeded;
+}
+
+export function postJson(app: FastifyInstance, url: string, body: unknown, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  return app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', ...headers }, payload: JSON.stringify(body) });
+}
+
+/** Signs in and returns the 200 body; fails the test on any other answer. */
+export async function signIn(app: FastifyInstance, credentials: { schoolId: string; username: string; password: string }) {
+  const response = await postJson(app, '/admin/auth/login', {
+    school_id: credentials.schoolId,
+    username: credentials.username,
+    password: credentials.password,
+  });
+  if (response.statusCode !== 200) throw new Error(`login answered ${response.statusCode}: ${response.body}`);
+  return response.json<{ access_token: string; refresh_token: string; expires_in: number; refresh_expires_in: number }>();
+}
