@@ -18,7 +18,7 @@ export function printRows(rows: readonly Record<string, unknown>[], json: boolea
 
 function formatCell(value: unknown): string {
   if (value === null || value === undefined) return '-';
-  return String(value);
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
 /** Epoch seconds as an ISO time, for tables and JSON alike. */

@@ -18,7 +18,7 @@ export const LATEST_MIGRATION = Object.keys(migrations).at(-1) ?? '';
 export async function migrateToLatest(db: Db): Promise<string[]> {
   const migrator = new Migrator({ db, provider });
   const { error, results } = await migrator.migrateToLatest();
-  if (error !== undefined) throw error instanceof Error ? error : new Error(String(error));
+  if (error !== undefined) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
   return (results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName);
 }
 
