@@ -10,6 +10,13 @@ export interface Config {
   readonly port: number;
   readonly dataDir: string;
   readonly databaseUrl: string | undefined;
+  readonly database: {
+    readonly poolSize: number;
+    readonly statementTimeoutMs: number;
+    readonly connectTimeoutMs: number;
+    readonly ssl: 'off' | 'require' | 'verify-full';
+    readonly sslCaFile: string | undefined;
+  };
   readonly sqliteSynchronous: SqliteSynchronous;
   readonly issuer: string;
   readonly audience: string;
@@ -119,6 +126,13 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     dataDir: resolve(read.string('DATA_DIR', './data')),
     databaseUrl,
+    database: {
+      poolSize: read.int('DATABASE_POOL_SIZE', 10, 1, 1000),
+      statementTimeoutMs: read.int('DATABASE_STATEMENT_TIMEOUT_MS', 5000, 0, 600_000),
+      connectTimeoutMs: read.int('DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+      ssl: read.oneOf('DATABASE_SSL', 'off', ['off', 'require', 'verify-full'] as const),
+      sslCaFile: read.optional('DATABASE_SSL_CA_FILE'),
+    },
     sqliteSynchronous: read.oneOf('SQLITE_SYNCHRONOUS', 'FULL', ['NORMAL', 'FULL'] as const),
     issuer: read.string('ISSUER', `http://${issuerHost}:${port}`),
     audience: read.string('AUDIENCE', 'school-admin'),

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
@@ -9,9 +9,11 @@ import type { DatabaseSchema } from './schema/index.js';
 
 export const SQLITE_FILE = 'school-auth.sqlite';
 
+type StorageConfig = Pick<Config, 'databaseUrl' | 'dataDir' | 'sqliteSynchronous' | 'database'>;
+
 /** Opens SQLite under DATA_DIR, or PostgreSQL when DATABASE_URL is set. */
-export function connect(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'sqliteSynchronous'>): Database {
-  if (config.databaseUrl !== undefined) return connectPostgres(config.databaseUrl);
+export function connect(config: StorageConfig): Database {
+  if (config.databaseUrl !== undefined) return connectPostgres(config.databaseUrl, config.database);
   mkdirSync(config.dataDir, { recursive: true });
   return connectSqlite(join(config.dataDir, SQLITE_FILE), config.sqliteSynchronous);
 }
@@ -31,6 +33,7 @@ export function connectSqlite(file: string, synchronous: Config['sqliteSynchrono
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
     close: () => db.destroy(),
   };
 }
@@ -38,9 +41,31 @@ export function connectSqlite(file: string, synchronous: Config['sqliteSynchrono
 // Timestamps are BIGINT in PostgreSQL; they fit a JS number, so read them as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
-export function connectPostgres(connectionString: string): Database {
-  const pool = new pg.Pool({ connectionString });
-  // A dropped connection must not crash the process: the next query gets a fresh one.
+const defaultPostgresOptions: Config['database'] = {
+  poolSize: 10,
+  statementTimeoutMs: 5000,
+  connectTimeoutMs: 5000,
+  ssl: 'off',
+  sslCaFile: undefined,
+};
+
+function sslOptions(options: Config['database']): pg.PoolConfig['ssl'] {
+  if (options.ssl === 'off') return undefined;
+  const ca = options.sslCaFile === undefined ? undefined : readFileSync(options.sslCaFile, 'utf8');
+  // `require` encrypts without checking the server's certificate (like libpq's sslmode=require).
+  return options.ssl === 'require' ? { rejectUnauthorized: false } : { rejectUnauthorized: true, ca };
+}
+
+export function connectPostgres(connectionString: string, options: Config['database'] = defaultPostgresOptions): Database {
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.poolSize,
+    connectionTimeoutMillis: options.connectTimeoutMs,
+    statement_timeout: options.statementTimeoutMs === 0 ? undefined : options.statementTimeoutMs,
+    ssl: sslOptions(options),
+  });
+  // A dropped idle connection must not crash the process: the pool discards it, the next query
+  // opens a fresh one.
   pool.on('error', () => undefined);
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
   return {
@@ -49,6 +74,7 @@ export function connectPostgres(connectionString: string): Database {
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => db.destroy(),
   };
 }

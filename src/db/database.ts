@@ -11,5 +11,7 @@ export interface Database {
   readonly dialect: Dialect;
   /** Cheap round trip used by /readyz. */
   ping(): Promise<void>;
+  /** Connection pool use, for metrics. */
+  poolStats(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }

@@ -1,9 +1,11 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/errors.js';
 import { AppError, catalogue } from '../errors.js';
 import { ValidationFailure } from './validation-failure.js';
 
-/** Fastify's own client errors, mapped onto the catalogue. */
-function fromFastify(error: FastifyError): AppError | undefined {
+/** Fastify's own client errors and database outages, mapped onto the catalogue. */
+function classify(error: FastifyError): AppError | undefined {
+  if (isDatabaseUnavailable(error)) return new AppError('UNAVAILABLE', { cause: error });
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new AppError('BODY_TOO_LARGE', { cause: error });
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) return new AppError('BODY_UNPARSABLE', { cause: error });
@@ -17,7 +19,7 @@ function fromFastify(error: FastifyError): AppError | undefined {
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof ValidationFailure) return reply.code(422).send({ detail: error.items });
-    const known = error instanceof AppError ? error : fromFastify(error);
+    const known = error instanceof AppError ? error : classify(error);
     if (known !== undefined) {
       if (known.status >= 500) request.log.warn({ err: known.cause ?? known }, 'request refused: service unavailable');
       return reply.code(known.status).headers(known.headers).send({ detail: known.detail });
