@@ -31,10 +31,30 @@ export interface Config {
   readonly argon2: { readonly memoryCost: number; readonly timeCost: number; readonly parallelism: number };
   readonly hashConcurrency: number;
   readonly hashQueueLimit: number;
+  readonly throttle: ThrottleConfig;
   readonly bodyLimit: number;
   readonly trustProxy: readonly string[];
   readonly logLevel: string;
   readonly shutdownTimeout: number;
+}
+
+/** Brute-force throttling (DESIGN.md §4); counts are failures, times are seconds. */
+export interface ThrottleConfig {
+  readonly enabled: boolean;
+  /** Layer 1, per (account, client IP): failures before the backoff starts, over this window. */
+  readonly accountIpFreeFailures: number;
+  readonly accountIpWindow: number;
+  /** Layer 2, per account across IPs, except IPs that signed in to it within knownIpDays. */
+  readonly accountFailures: number;
+  readonly accountWindow: number;
+  readonly knownIpDays: number;
+  /** Layer 3, per client IP across accounts (password spraying). */
+  readonly ipFailures: number;
+  readonly ipWindow: number;
+  /** Layer 4: consecutive failures that lock an account until unlocked. */
+  readonly lockoutFailures: number;
+  /** The longest backoff wait. */
+  readonly maxWait: number;
 }
 
 export class ConfigError extends Error {
@@ -151,6 +171,18 @@ export function loadConfig(env: Env = process.env): Config {
     },
     hashConcurrency: read.int('HASH_CONCURRENCY', 2, 1, 64),
     hashQueueLimit: read.int('HASH_QUEUE_LIMIT', 64, 0, 100_000),
+    throttle: {
+      enabled: read.bool('LOGIN_THROTTLE', true),
+      accountIpFreeFailures: read.int('THROTTLE_ACCOUNT_IP_FREE_FAILURES', 5, 1, 1000),
+      accountIpWindow: read.int('THROTTLE_ACCOUNT_IP_WINDOW', 86_400, 60, 31_536_000),
+      accountFailures: read.int('THROTTLE_ACCOUNT_FAILURES', 50, 1, 100_000),
+      accountWindow: read.int('THROTTLE_ACCOUNT_WINDOW', 86_400, 60, 31_536_000),
+      knownIpDays: read.int('THROTTLE_KNOWN_IP_DAYS', 30, 0, 3650),
+      ipFailures: read.int('THROTTLE_IP_FAILURES', 20, 1, 1_000_000),
+      ipWindow: read.int('THROTTLE_IP_WINDOW', 300, 1, 86_400),
+      lockoutFailures: read.int('LOCKOUT_FAILURES', 100, 1, 1_000_000),
+      maxWait: read.int('THROTTLE_MAX_WAIT', 900, 1, 86_400),
+    },
     bodyLimit: read.int('BODY_LIMIT', 16_384, 256, 10_485_760),
     trustProxy: read.proxies('TRUST_PROXY'),
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),

@@ -8,6 +8,7 @@ import type { AuthDeps } from './deps.js';
 import { canonicalKey } from './identity.js';
 import { checkNewPassword } from './passwords.js';
 import { checkIdentifier, requireSchool } from './schools.js';
+import { accountOf, unlockAccount } from './throttle.js';
 
 export const MAX_USERNAME_LENGTH = 256;
 
@@ -59,6 +60,7 @@ export async function changePassword(deps: Deps, ref: AdminRef, password: string
   const now = nowSeconds(deps.clock);
   await updatePasswordHash(deps.db, admin.id, await deps.hasher.hash(password), now);
   const ended = await revokeAdminSessions(deps.db, admin.id, 'password_changed', now);
+  await unlockAccount(deps.db, accountOf(admin.school_key, admin.username_key));
   await recordEvent(deps.db, deps.clock, CLI_CONTEXT, {
     type: 'admin.password_changed',
     schoolId: admin.school_key,
@@ -67,6 +69,14 @@ export async function changePassword(deps: Deps, ref: AdminRef, password: string
     detail: `${ended} sessions ended`,
   });
   return ended;
+}
+
+/** Lifts a lockout after too many failed logins, and every backoff of the account. */
+export async function unlockAdmin(deps: Pick<AuthDeps, 'db' | 'clock'>, ref: AdminRef): Promise<number> {
+  const admin = await requireAdmin(deps, ref);
+  const cleared = await unlockAccount(deps.db, accountOf(admin.school_key, admin.username_key));
+  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, { type: 'admin.unlocked', schoolId: admin.school_key, username: admin.username, adminId: admin.id });
+  return cleared;
 }
 
 /** Disabling ends every session at once; enabling lets the admin sign in again. */

@@ -5,6 +5,9 @@ import { insertEvent } from '../db/queries/events.js';
 export type EventType =
   | 'login.success'
   | 'login.failure'
+  | 'login.throttled'
+  | 'account.locked'
+  | 'admin.unlocked'
   | 'refresh.reuse'
   | 'logout'
   | 'session.revoked'

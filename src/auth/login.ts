@@ -8,6 +8,7 @@ import { recordEvent, type RequestContext } from './audit.js';
 import type { AuthDeps } from './deps.js';
 import { canonicalKey } from './identity.js';
 import { generateRefreshToken, hashRefreshToken } from './refresh-token.js';
+import { accountOf, loginWaitSeconds, recordLoginFailure, recordLoginSuccess } from './throttle.js';
 
 export interface Credentials {
   readonly schoolId: string;
@@ -31,19 +32,26 @@ export interface LoginResult {
  */
 export async function login(deps: AuthDeps, credentials: Credentials, context: RequestContext): Promise<LoginResult> {
   const schoolKey = canonicalKey(credentials.schoolId);
-  const admin = await findAdminForLogin(deps.db, schoolKey, canonicalKey(credentials.username));
+  const usernameKey = canonicalKey(credentials.username);
+  const account = accountOf(schoolKey, usernameKey);
+  const ip = context.ip ?? 'unknown';
+  const audit = { schoolId: schoolKey, username: credentials.username };
+  const wait = await loginWaitSeconds(deps, account, ip);
+  if (wait > 0) {
+    await recordEvent(deps.db, deps.clock, context, { type: 'login.throttled', ...audit, detail: `retry after ${wait}s` });
+    throw new AppError('LOGIN_THROTTLED', { headers: { 'retry-after': String(Math.ceil(wait)) } });
+  }
+  const admin = await findAdminForLogin(deps.db, schoolKey, usernameKey);
   const passwordMatches = await verifyPassword(deps, admin, credentials.password);
   const refusal = refusalReason(admin, passwordMatches);
   if (refusal !== undefined || admin === undefined) {
-    await recordEvent(deps.db, deps.clock, context, {
-      type: 'login.failure',
-      schoolId: schoolKey,
-      username: credentials.username,
-      adminId: admin?.id ?? null,
-      detail: refusal ?? 'unknown_account',
-    });
+    await recordEvent(deps.db, deps.clock, context, { type: 'login.failure', ...audit, adminId: admin?.id ?? null, detail: refusal ?? null });
+    if (await recordLoginFailure(deps, account, ip)) {
+      await recordEvent(deps.db, deps.clock, context, { type: 'account.locked', ...audit, adminId: admin?.id ?? null });
+    }
     throw new AppError('LOGIN_REFUSED');
   }
+  await recordLoginSuccess(deps, account, ip);
   await upgradeHashIfNeeded(deps, admin, credentials.password);
   return startSession(deps, admin, context);
 }

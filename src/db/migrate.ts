@@ -1,10 +1,12 @@
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './database.js';
 import { initial } from './migrations/001-initial.js';
+import { loginThrottling } from './migrations/002-login-throttling.js';
 
 /** Every migration, in order. Names are permanent once released. */
 const migrations: Record<string, Migration> = {
   '001-initial': initial,
+  '002-login-throttling': loginThrottling,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

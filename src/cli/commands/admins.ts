@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { addAdmin, changePassword, setAdminEnabled } from '../../auth/admins.js';
+import { addAdmin, changePassword, setAdminEnabled, unlockAdmin } from '../../auth/admins.js';
 import { requireSchool } from '../../auth/schools.js';
 import { listAdmins } from '../../db/queries/admins.js';
 import { isoSeconds, printRows } from '../output.js';
@@ -43,6 +43,13 @@ export function registerAdminCommands(program: Command): void {
     withServices(async (services) => {
       const ended = await setAdminEnabled(services, { schoolId: options.school, username: options.username }, false);
       say(`admin ${JSON.stringify(options.username)} disabled; ${ended} sessions ended`);
+    }),
+  );
+
+  identify(admin.command('unlock').description('lift the lockout after too many failed logins')).action((options: AdminOptions) =>
+    withServices(async (services) => {
+      await unlockAdmin(services, { schoolId: options.school, username: options.username });
+      say(`admin ${JSON.stringify(options.username)} unlocked`);
     }),
   );
 

@@ -1,0 +1,14 @@
+/**
+ * Failed-login counters, one row per throttling scope: `ip:<ip>`, `account:<account>` or
+ * `account-ip:<account>:<ip>`. `account` (the canonical school and username) lets an unlock or a
+ * password change clear every row of one account. `failures` counts within the window that began
+ * at `window_start`; `consecutive` counts failures since the last success (account rows only).
+ */
+export interface ThrottleCountersTable {
+  key: string;
+  account: string | null;
+  window_start: number;
+  failures: number;
+  last_failure_at: number;
+  consecutive: number;
+}
