@@ -4,6 +4,9 @@ import type { AuthDeps } from './auth/deps.js';
 import type { Database } from './db/database.js';
 import { registerBodyParser } from './http/body-parser.js';
 import { registerErrorHandler, registerNotFound } from './http/error-handler.js';
+import { registerCors } from './http/plugins/cors.js';
+import { registerMetrics } from './http/plugins/metrics.js';
+import { registerOpenApi } from './http/plugins/openapi.js';
 import { registerMeRoute } from './http/routes/me.js';
 import { registerOperationRoutes } from './http/routes/operations.js';
 import { registerTokenRoutes } from './http/routes/tokens.js';
@@ -57,6 +60,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
     done();
   });
+
+  await registerCors(app, deps.config.corsOrigins);
+  await registerOpenApi(app, { docs: deps.config.docsEnabled });
+  if (deps.config.metricsEnabled) registerMetrics(app, { database: deps.database, hashQueue: deps.hasher.queue });
 
   registerTokenRoutes(app, deps);
   registerMeRoute(app, deps);

@@ -36,6 +36,9 @@ export interface Config {
   readonly trustProxy: readonly string[];
   readonly logLevel: string;
   readonly shutdownTimeout: number;
+  readonly metricsEnabled: boolean;
+  readonly docsEnabled: boolean;
+  readonly corsOrigins: readonly string[];
 }
 
 /** Brute-force throttling (DESIGN.md §4); counts are failures, times are seconds. */
@@ -109,6 +112,16 @@ class Reader {
     if (['off', 'false', '0', 'no'].includes(raw)) return false;
     this.problems.push(`${name}=${JSON.stringify(raw)}: expected on or off`);
     return fallback;
+  }
+
+  origins(name: string): string[] {
+    const raw = this.optional(name);
+    if (raw === undefined) return [];
+    const entries = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+    for (const entry of entries) {
+      if (!/^https?:\/\/[^/\s]+$/.test(entry)) this.problems.push(`${name}: ${JSON.stringify(entry)} is not an origin like https://admin.example.org`);
+    }
+    return entries;
   }
 
   proxies(name: string): string[] {
@@ -187,6 +200,9 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: read.proxies('TRUST_PROXY'),
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     shutdownTimeout: read.int('SHUTDOWN_TIMEOUT', 10, 0, 600),
+    metricsEnabled: read.bool('METRICS_ENABLED', true),
+    docsEnabled: read.bool('DOCS_ENABLED', true),
+    corsOrigins: read.origins('CORS_ORIGINS'),
   };
   if (read.problems.length > 0) throw new ConfigError(read.problems);
   return config;

@@ -6,6 +6,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import { UsageError } from '../errors.js';
 import { serve } from '../server.js';
 import { registerAdminCommands } from './commands/admins.js';
+import { registerConfigCommands } from './commands/config.js';
 import { registerEventCommands } from './commands/events.js';
 import { registerKeyCommands } from './commands/keys.js';
 import { registerSchoolCommands } from './commands/schools.js';
@@ -44,6 +45,7 @@ registerAdminCommands(program);
 registerSessionCommands(program);
 registerKeyCommands(program);
 registerEventCommands(program);
+registerConfigCommands(program);
 
 /** Errors a person can act on are printed plainly; anything else is a bug and shows its stack. */
 function fail(error: unknown): never {

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { authenticateAccessToken } from '../../auth/current-admin.js';
 import type { AuthDeps } from '../../auth/deps.js';
 import { AppError } from '../../errors.js';
-import { ErrorBody, MeResponse } from '../schemas.js';
+import { ErrorBodies, MeResponse } from '../schemas.js';
 
 /** The bearer token of an Authorization header; anything else is no credential at all. */
 export function bearerToken(header: string | undefined): string {
@@ -18,7 +18,7 @@ export function registerMeRoute(app: FastifyInstance, deps: AuthDeps): void {
       schema: {
         summary: 'Who the bearer access token belongs to',
         security: [{ bearerAuth: [] }],
-        response: { 200: MeResponse, 401: ErrorBody, 503: ErrorBody },
+        response: { 200: MeResponse, 401: ErrorBodies.invalidAccessToken, 503: ErrorBodies.unavailable },
       },
     },
     async (request) => {

@@ -4,7 +4,7 @@ import type { Database } from '../../db/database.js';
 import { isMigrated } from '../../db/migrate.js';
 import type { SigningKeys } from '../../auth/signing-keys.js';
 import { AppError } from '../../errors.js';
-import { ErrorBody } from '../schemas.js';
+import { ErrorBodies } from '../schemas.js';
 
 const Status = Type.Object({ status: Type.String() });
 
@@ -18,7 +18,7 @@ export function registerOperationRoutes(app: FastifyInstance, database: Database
 
   app.get(
     '/readyz',
-    { schema: { summary: 'The database is reachable and migrated', response: { 200: Status, 503: ErrorBody } } },
+    { schema: { summary: 'The database is reachable and migrated', response: { 200: Status, 503: ErrorBodies.unavailable } } },
     async () => {
       const ready = await isMigrated(database.db).catch((error: unknown) => {
         throw new AppError('UNAVAILABLE', { cause: error });

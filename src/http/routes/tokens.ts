@@ -5,7 +5,7 @@ import { login } from '../../auth/login.js';
 import { logout } from '../../auth/logout.js';
 import { exchangeRefreshToken } from '../../auth/refresh.js';
 import { noStore, requestContext } from '../request-context.js';
-import { ErrorBody, LoginBody, LoginResponse, RefreshResponse, RefreshTokenBody, bodyErrors } from '../schemas.js';
+import { ErrorBodies, LoginBody, LoginResponse, RefreshResponse, RefreshTokenBody, bodyErrors } from '../schemas.js';
 
 /** The two contract endpoints and logout: parse, call the domain, send. */
 export function registerTokenRoutes(app: FastifyInstance, deps: AuthDeps): void {
@@ -15,7 +15,7 @@ export function registerTokenRoutes(app: FastifyInstance, deps: AuthDeps): void 
       schema: {
         summary: 'Sign in as a school administrator',
         body: LoginBody,
-        response: { 200: LoginResponse, ...bodyErrors({ 401: ErrorBody, 429: ErrorBody }) },
+        response: { 200: LoginResponse, ...bodyErrors({ 401: ErrorBodies.loginRefused, 429: ErrorBodies.throttled }) },
       },
     },
     async (request, reply) => {
@@ -39,7 +39,7 @@ export function registerTokenRoutes(app: FastifyInstance, deps: AuthDeps): void 
       schema: {
         summary: 'Exchange a refresh token for a new access token',
         body: RefreshTokenBody,
-        response: { 200: RefreshResponse, ...bodyErrors({ 401: ErrorBody }) },
+        response: { 200: RefreshResponse, ...bodyErrors({ 401: ErrorBodies.invalidRefreshToken }) },
       },
     },
     async (request, reply) => {

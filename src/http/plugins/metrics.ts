@@ -1,0 +1,71 @@
+import type { FastifyInstance } from 'fastify';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { WorkQueue } from '../../auth/work-queue.js';
+import type { Database } from '../../db/database.js';
+
+type Outcome = 'success' | 'refused' | 'throttled' | 'invalid_body' | 'error';
+
+/** What a contract endpoint's status code says about the attempt. */
+function outcomeOf(status: number): Outcome {
+  if (status < 300) return 'success';
+  if (status === 401) return 'refused';
+  if (status === 429) return 'throttled';
+  if (status === 400 || status === 413 || status === 422) return 'invalid_body';
+  return 'error';
+}
+
+/** Prometheus metrics on their own registry, so each app (and each test) has its own. */
+export function registerMetrics(app: FastifyInstance, sources: { database: Database; hashQueue: WorkQueue }): void {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service: 'school-auth' });
+  collectDefaultMetrics({ register: registry });
+  const logins = new Counter({ name: 'school_auth_logins_total', help: 'Login attempts by outcome', labelNames: ['outcome'], registers: [registry] });
+  const refreshes = new Counter({ name: 'school_auth_refreshes_total', help: 'Refresh attempts by outcome', labelNames: ['outcome'], registers: [registry] });
+  const duration = new Histogram({
+    name: 'school_auth_http_request_duration_seconds',
+    help: 'Request duration by route, method and status',
+    labelNames: ['route', 'method', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'school_auth_password_hash_queue_depth',
+    help: 'Password hashes waiting for a worker',
+    registers: [registry],
+    collect() {
+      this.set(sources.hashQueue.depth);
+    },
+  });
+  new Gauge({
+    name: 'school_auth_password_hash_active',
+    help: 'Password hashes being computed',
+    registers: [registry],
+    collect() {
+      this.set(sources.hashQueue.active);
+    },
+  });
+  new Gauge({
+    name: 'school_auth_db_pool_connections',
+    help: 'Database connections by state',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const stats = sources.database.poolStats();
+      this.set({ state: 'total' }, stats.total);
+      this.set({ state: 'idle' }, stats.idle);
+      this.set({ state: 'waiting' }, stats.waiting);
+    },
+  });
+
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    duration.observe({ route, method: request.method, status: reply.statusCode }, reply.elapsedTime / 1000);
+    if (route === '/admin/auth/login') logins.inc({ outcome: outcomeOf(reply.statusCode) });
+    else if (route === '/auth/refresh') refreshes.inc({ outcome: outcomeOf(reply.statusCode) });
+    done();
+  });
+
+  app.get('/metrics', { schema: { summary: 'Prometheus metrics', produces: ['text/plain'] } }, async (_request, reply) => {
+    return reply.header('content-type', registry.contentType).send(await registry.metrics());
+  });
+}

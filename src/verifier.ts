@@ -1,0 +1,69 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { ACCESS_TOKEN_TYPE } from './auth/access-token.js';
+
+/** The claims of a verified school-auth access token. */
+export interface VerifiedAccessToken extends JWTPayload {
+  sub: string;
+  school_id: string;
+  username: string;
+  sid: string;
+  exp: number;
+}
+
+export interface VerifierOptions {
+  readonly issuer: string;
+  readonly audience: string;
+  /** e.g. https://auth.example.org/.well-known/jwks.json */
+  readonly jwksUrl: string | URL;
+  /** Only these algorithms are accepted; school-auth's own choices by default. */
+  readonly algorithms?: readonly string[];
+}
+
+export type AccessTokenVerifier = (token: string) => Promise<VerifiedAccessToken>;
+
+/**
+ * For the platform's other services: verifies school-auth access tokens locally against the
+ * published JWKS (cached, and refetched when an unknown `kid` appears, so key rotation needs no
+ * restart). Throws jose's typed errors (e.g. ERR_JWT_EXPIRED) for any token it refuses.
+ */
+export function createAccessTokenVerifier(options: VerifierOptions): AccessTokenVerifier {
+  const jwks = createRemoteJWKSet(new URL(options.jwksUrl));
+  const algorithms = [...(options.algorithms ?? ['ES256', 'EdDSA', 'RS256'])];
+  return async (token) => {
+    const { payload } = await jwtVerify(token, jwks, {
+      issuer: options.issuer,
+      audience: options.audience,
+      typ: ACCESS_TOKEN_TYPE,
+      algorithms,
+      requiredClaims: ['sub', 'sid', 'exp', 'iat'],
+    });
+    if (typeof payload.school_id !== 'string' || typeof payload.username !== 'string' || typeof payload.sid !== 'string') {
+      throw new TypeError('access token lacks school_id, username or sid');
+    }
+    return payload as VerifiedAccessToken;
+  };
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the school-auth hook once the bearer token is verified. */
+    accessToken?: VerifiedAccessToken;
+  }
+}
+
+/**
+ * A Fastify onRequest/preHandler hook: 401 with `WWW-Authenticate: Bearer` unless the request
+ * carries a valid school-auth bearer token, whose claims it puts on `request.accessToken`.
+ */
+export function requireAccessToken(verify: AccessTokenVerifier) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const match = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '');
+    try {
+      if (match?.[1] === undefined) throw new Error('no bearer token');
+      request.accessToken = await verify(match[1]);
+    } catch {
+      await reply.code(401).header('www-authenticate', 'Bearer').send({ detail: 'Could not validate credentials' });
+    }
+  };
+}
