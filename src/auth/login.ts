@@ -45,15 +45,17 @@ export async function login(deps: AuthDeps, credentials: Credentials, context: R
   const passwordMatches = await verifyPassword(deps, admin, credentials.password);
   const refusal = refusalReason(admin, passwordMatches);
   if (refusal !== undefined || admin === undefined) {
-    await recordEvent(deps.db, deps.clock, context, { type: 'login.failure', ...audit, adminId: admin?.id ?? null, detail: refusal ?? null });
-    if (await recordLoginFailure(deps, account, ip)) {
-      await recordEvent(deps.db, deps.clock, context, { type: 'account.locked', ...audit, adminId: admin?.id ?? null });
-    }
+    // The failure, its counters and a possible lockout are written in one transaction.
+    await deps.db.transaction().execute(async (trx) => {
+      const entry = { ...audit, adminId: admin?.id ?? null };
+      await recordEvent(trx, deps.clock, context, { type: 'login.failure', ...entry, detail: refusal ?? null });
+      const locked = await recordLoginFailure({ ...deps, db: trx }, account, ip);
+      if (locked) await recordEvent(trx, deps.clock, context, { type: 'account.locked', ...entry });
+    });
     throw new AppError('LOGIN_REFUSED');
   }
-  await recordLoginSuccess(deps, account, ip);
   await upgradeHashIfNeeded(deps, admin, credentials.password);
-  return startSession(deps, admin, context);
+  return startSession(deps, admin, { account, ip }, context);
 }
 
 async function verifyPassword(deps: AuthDeps, admin: AdminForLogin | undefined, password: string): Promise<boolean> {
@@ -80,7 +82,12 @@ async function upgradeHashIfNeeded(deps: AuthDeps, admin: AdminForLogin, passwor
   await replacePasswordHash(deps.db, admin.id, admin.password_hash, upgraded);
 }
 
-async function startSession(deps: AuthDeps, admin: AdminForLogin, context: RequestContext): Promise<LoginResult> {
+async function startSession(
+  deps: AuthDeps,
+  admin: AdminForLogin,
+  client: { account: string; ip: string },
+  context: RequestContext,
+): Promise<LoginResult> {
   const now = nowSeconds(deps.clock);
   const sessionId = randomBytes(16).toString('base64url');
   const refreshToken = generateRefreshToken();
@@ -96,14 +103,18 @@ async function startSession(deps: AuthDeps, admin: AdminForLogin, context: Reque
     ip: context.ip,
     user_agent: context.userAgent?.slice(0, 512) ?? null,
   };
-  // Committed before we answer: a 200 always stands for a durable session.
-  await insertSession(deps.db, session, hashRefreshToken(refreshToken));
-  await recordEvent(deps.db, deps.clock, context, {
-    type: 'login.success',
-    schoolId: admin.school_key,
-    username: admin.username,
-    adminId: admin.id,
-    sessionId,
+  // One transaction, committed before we answer: a 200 always stands for a durable session, and
+  // costs one commit (one fsync on SQLite) rather than one per statement.
+  await deps.db.transaction().execute(async (trx) => {
+    await recordLoginSuccess({ ...deps, db: trx }, client.account, client.ip);
+    await insertSession(trx, session, hashRefreshToken(refreshToken));
+    await recordEvent(trx, deps.clock, context, {
+      type: 'login.success',
+      schoolId: admin.school_key,
+      username: admin.username,
+      adminId: admin.id,
+      sessionId,
+    });
   });
   const access = await issueAccessToken(deps.keys, deps.config, deps.clock, {
     adminId: admin.id,

@@ -4,15 +4,13 @@ import type { SessionsTable } from '../schema/sessions.js';
 
 export type Session = Selectable<SessionsTable>;
 
-/** Creates a session and its first refresh token together: both exist or neither does. */
+/** Creates a session and its first refresh token. Call it inside a transaction: both or neither. */
 export async function insertSession(db: Db, session: Session, tokenHash: string): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx.insertInto('sessions').values(session).execute();
-    await trx
-      .insertInto('refresh_tokens')
-      .values({ token_hash: tokenHash, session_id: session.id, created_at: session.created_at, consumed_at: null, successor_sealed: null })
-      .execute();
-  });
+  await db.insertInto('sessions').values(session).execute();
+  await db
+    .insertInto('refresh_tokens')
+    .values({ token_hash: tokenHash, session_id: session.id, created_at: session.created_at, consumed_at: null, successor_sealed: null })
+    .execute();
 }
 
 /** What /admin/auth/me needs to decide whether a token's session is still alive. */
