@@ -12,9 +12,6 @@ import { openServices } from './services.js';
 export async function serve(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<FastifyInstance> {
   const services = await openServices(config);
   const app = await buildApp({ ...services, logger });
-  app.addHook('onClose', async () => {
-    await services.database.close();
-  });
   await app.listen({ host: config.host, port: config.port });
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'shutting down: draining in-flight requests');
@@ -23,7 +20,10 @@ export async function serve(config: Config, logger: Logger = createLogger(config
       process.exit(1);
     }, config.shutdownTimeout * 1000);
     timer.unref();
-    app.close().then(
+    app
+      .close()
+      .then(() => services.database.close())
+      .then(
       () => process.exit(0),
       (error: unknown) => {
         logger.error({ err: error }, 'error during shutdown');
