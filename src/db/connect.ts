@@ -64,9 +64,11 @@ export function connectPostgres(connectionString: string, options: Config['datab
     statement_timeout: options.statementTimeoutMs === 0 ? undefined : options.statementTimeoutMs,
     ssl: sslOptions(options),
   });
-  // A dropped idle connection must not crash the process: the pool discards it, the next query
-  // opens a fresh one.
+  // A dropped connection must not crash the process. An idle one is discarded by the pool; one in
+  // use also fails its query (answered 503), and then emits 'error' with no listener of the
+  // pool's attached, which Node would treat as uncaught. The next query opens a fresh connection.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
