@@ -10,7 +10,9 @@ export async function createPostgresDatabase(): Promise<{ url: string; drop(): P
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
-    drop: () => adminQuery(`drop database if exists ${name} with (force)`),
+    drop: async () => {
+      await adminQuery(`drop database if exists ${name} with (force)`);
+    },
   };
 }
 
