@@ -17,7 +17,7 @@ export interface Services extends AuthDeps {
  */
 export async function openServices(config: Config, clock: Clock = systemClock, database: Database = connect(config)): Promise<Services> {
   try {
-    await migrateToLatest(database.db);
+    await migrateToLatest(database);
     const keys = new SigningKeys(database.db, config, clock);
     await keys.ensureKey();
     const hasher = await PasswordHasher.create(config.argon2, config.hashConcurrency, config.hashQueueLimit);

@@ -33,7 +33,7 @@ program
     loadDotEnv();
     const database = connect(loadConfig());
     try {
-      const applied = await migrateToLatest(database.db);
+      const applied = await migrateToLatest(database);
       say(applied.length === 0 ? 'database is up to date' : `applied: ${applied.join(', ')}`);
     } finally {
       await database.close();

@@ -33,9 +33,45 @@ export function connectSqlite(file: string, synchronous: Config['sqliteSynchrono
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    withMigrationLock: (work) => withFileLock(`${file}.migration-lock`, work),
     poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
     close: () => db.destroy(),
   };
+}
+
+/**
+ * A lock between processes sharing one SQLite file (the server and the CLI starting together):
+ * an exclusive transaction on a separate lock file, which a second process waits for.
+ */
+async function withFileLock<T>(lockFile: string, work: () => Promise<T>): Promise<T> {
+  // Within one process the wait must not block the event loop (the holder needs it to finish),
+  // so callers queue on a promise first; the file lock then only ever waits for other processes.
+  const previous = lockQueues.get(lockFile) ?? Promise.resolve();
+  const turn = previous.then(() => holdFileLock(lockFile, work));
+  const settled = turn.then(
+    () => undefined,
+    () => undefined,
+  );
+  lockQueues.set(lockFile, settled);
+  try {
+    return await turn;
+  } finally {
+    if (lockQueues.get(lockFile) === settled) lockQueues.delete(lockFile);
+  }
+}
+
+const lockQueues = new Map<string, Promise<void>>();
+
+async function holdFileLock<T>(lockFile: string, work: () => Promise<T>): Promise<T> {
+  const lock = new SQLite(lockFile);
+  try {
+    lock.pragma('busy_timeout = 60000');
+    lock.exec('BEGIN EXCLUSIVE');
+    return await work();
+  } finally {
+    if (lock.inTransaction) lock.exec('COMMIT');
+    lock.close();
+  }
 }
 
 // Timestamps are BIGINT in PostgreSQL; they fit a JS number, so read them as numbers.
@@ -76,6 +112,7 @@ export function connectPostgres(connectionString: string, options: Config['datab
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    withMigrationLock: (work) => work(),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => db.destroy(),
   };

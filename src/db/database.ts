@@ -11,6 +11,11 @@ export interface Database {
   readonly dialect: Dialect;
   /** Cheap round trip used by /readyz. */
   ping(): Promise<void>;
+  /**
+   * Runs `work` while holding the lock that serializes migrations across processes: PostgreSQL
+   * takes Kysely's advisory lock itself; SQLite needs one of its own.
+   */
+  withMigrationLock<T>(work: () => Promise<T>): Promise<T>;
   /** Connection pool use, for metrics. */
   poolStats(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;

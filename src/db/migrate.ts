@@ -1,5 +1,5 @@
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
-import type { Db } from './database.js';
+import type { Database, Db } from './database.js';
 import { initial } from './migrations/001-initial.js';
 import { loginThrottling } from './migrations/002-login-throttling.js';
 
@@ -17,9 +17,9 @@ export const LATEST_MIGRATION = Object.keys(migrations).at(-1) ?? '';
  * Applies pending migrations. Kysely takes a lock first (an advisory lock on PostgreSQL), so when
  * several instances start at once exactly one applies them and the others wait.
  */
-export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = new Migrator({ db, provider });
-  const { error, results } = await migrator.migrateToLatest();
+export async function migrateToLatest(database: Database): Promise<string[]> {
+  const migrator = new Migrator({ db: database.db, provider });
+  const { error, results } = await database.withMigrationLock(() => migrator.migrateToLatest());
   if (error !== undefined) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
   return (results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName);
 }
