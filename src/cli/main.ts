@@ -9,6 +9,7 @@ import { registerAdminCommands } from './commands/admins.js';
 import { registerConfigCommands } from './commands/config.js';
 import { registerEventCommands } from './commands/events.js';
 import { registerKeyCommands } from './commands/keys.js';
+import { registerPruneCommand } from './commands/prune.js';
 import { registerSchoolCommands } from './commands/schools.js';
 import { registerSessionCommands } from './commands/sessions.js';
 import { say } from './run.js';
@@ -46,6 +47,7 @@ registerSessionCommands(program);
 registerKeyCommands(program);
 registerEventCommands(program);
 registerConfigCommands(program);
+registerPruneCommand(program);
 
 /** Errors a person can act on are printed plainly; anything else is a bug and shows its stack. */
 function fail(error: unknown): never {

@@ -1,0 +1,27 @@
+import type { Command } from 'commander';
+import { prune } from '../../auth/housekeeping.js';
+import { UsageError } from '../../errors.js';
+import { say, withServices } from '../run.js';
+
+function days(value: string | undefined, option: string): number | undefined {
+  if (value === undefined) return undefined;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0) throw new UsageError(`${option} takes a whole number of days`);
+  return parsed;
+}
+
+export function registerPruneCommand(program: Command): void {
+  program
+    .command('prune')
+    .description('delete ended sessions, stale throttling state and (optionally) old audit events')
+    .option('--sessions-older-than <days>', 'keep ended sessions this many days', '7')
+    .option('--events-older-than <days>', 'also delete audit events older than this many days')
+    .action((options: { sessionsOlderThan: string; eventsOlderThan?: string }) => {
+      const sessionDays = days(options.sessionsOlderThan, '--sessions-older-than') ?? 7;
+      const eventDays = days(options.eventsOlderThan, '--events-older-than');
+      return withServices(async (services) => {
+        const deleted = await prune(services, { sessionDays, eventDays });
+        say(`deleted ${deleted.sessions} sessions, ${deleted.counters} throttle counters, ${deleted.clientIps} known IPs, ${deleted.events} events`);
+      });
+    });
+}
