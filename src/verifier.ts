@@ -18,6 +18,13 @@ export interface VerifierOptions {
   readonly jwksUrl: string | URL;
   /** Only these algorithms are accepted; school-auth's own choices by default. */
   readonly algorithms?: readonly string[];
+  /**
+   * Milliseconds between two JWKS fetches caused by an unknown `kid` (jose's default: 30 s). Keep
+   * it below school-auth's KEY_ACTIVATION_DELAY, so a new key is fetched before it signs.
+   */
+  readonly cooldownDuration?: number;
+  /** Milliseconds a fetched JWKS is used before it is fetched again (jose's default: 10 min). */
+  readonly cacheMaxAge?: number;
 }
 
 export type AccessTokenVerifier = (token: string) => Promise<VerifiedAccessToken>;
@@ -28,7 +35,10 @@ export type AccessTokenVerifier = (token: string) => Promise<VerifiedAccessToken
  * restart). Throws jose's typed errors (e.g. ERR_JWT_EXPIRED) for any token it refuses.
  */
 export function createAccessTokenVerifier(options: VerifierOptions): AccessTokenVerifier {
-  const jwks = createRemoteJWKSet(new URL(options.jwksUrl));
+  const jwks = createRemoteJWKSet(new URL(options.jwksUrl), {
+    ...(options.cooldownDuration === undefined ? {} : { cooldownDuration: options.cooldownDuration }),
+    ...(options.cacheMaxAge === undefined ? {} : { cacheMaxAge: options.cacheMaxAge }),
+  });
   const algorithms = [...(options.algorithms ?? ['ES256', 'EdDSA', 'RS256'])];
   return async (token) => {
     const { payload } = await jwtVerify(token, jwks, {

@@ -1,5 +1,5 @@
-import { Migrator, type Migration, type MigrationProvider } from 'kysely';
-import type { Database, Db } from './database.js';
+import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
+import type { Database } from './database.js';
 import { initial } from './migrations/001-initial.js';
 import { loginThrottling } from './migrations/002-login-throttling.js';
 
@@ -14,19 +14,32 @@ const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migra
 export const LATEST_MIGRATION = Object.keys(migrations).at(-1) ?? '';
 
 /**
+ * Kysely's bookkeeping tables live in the schema our tables live in. Left unqualified, Kysely
+ * would find another schema's bookkeeping (another app, or another school-auth sharing the
+ * database) and skip creating its own.
+ */
+async function migratorFor(database: Database): Promise<Migrator> {
+  if (database.dialect !== 'postgres') return new Migrator({ db: database.db, provider });
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db);
+  const schema = rows[0]?.schema;
+  if (schema === undefined) throw new Error('PostgreSQL reports no current schema: check search_path');
+  return new Migrator({ db: database.db, provider, migrationTableSchema: schema });
+}
+
+/**
  * Applies pending migrations. Kysely takes a lock first (an advisory lock on PostgreSQL), so when
  * several instances start at once exactly one applies them and the others wait.
  */
 export async function migrateToLatest(database: Database): Promise<string[]> {
-  const migrator = new Migrator({ db: database.db, provider });
+  const migrator = await migratorFor(database);
   const { error, results } = await database.withMigrationLock(() => migrator.migrateToLatest());
   if (error !== undefined) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
   return (results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName);
 }
 
 /** True when every known migration has been applied (used by /readyz). */
-export async function isMigrated(db: Db): Promise<boolean> {
-  const migrator = new Migrator({ db, provider });
+export async function isMigrated(database: Database): Promise<boolean> {
+  const migrator = await migratorFor(database);
   const applied = await migrator.getMigrations();
   return applied.every((migration) => migration.executedAt !== undefined);
 }

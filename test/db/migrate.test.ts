@@ -14,10 +14,10 @@ describe.each(TEST_DIALECTS)('migrations on %s', (dialect) => {
   it('reports an empty database as not migrated, then as migrated', async () => {
     const database = await createTestDatabase(dialect);
     try {
-      expect(await isMigrated(database.db)).toBe(false);
+      expect(await isMigrated(database)).toBe(false);
       const applied = await migrateToLatest(database);
       expect(applied.at(-1)).toBe(LATEST_MIGRATION);
-      expect(await isMigrated(database.db)).toBe(true);
+      expect(await isMigrated(database)).toBe(true);
       expect(await migrateToLatest(database)).toEqual([]);
     } finally {
       await database.close();
@@ -34,7 +34,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('migrations started by severa
       const applied = results.flat();
       expect(applied.length).toBe(new Set(applied).size);
       expect(applied).toContain(LATEST_MIGRATION);
-      for (const instance of instances) expect(await isMigrated(instance.db)).toBe(true);
+      for (const instance of instances) expect(await isMigrated(instance)).toBe(true);
     } finally {
       await Promise.all(instances.map((instance) => instance.close()));
       await target.drop();

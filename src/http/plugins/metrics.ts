@@ -65,7 +65,13 @@ export function registerMetrics(app: FastifyInstance, sources: { database: Datab
     done();
   });
 
-  app.get('/metrics', { schema: { summary: 'Prometheus metrics', produces: ['text/plain'] } }, async (_request, reply) => {
+  const schema = {
+    summary: 'Prometheus metrics',
+    response: {
+      200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } },
+    },
+  };
+  app.get('/metrics', { schema }, async (_request, reply) => {
     return reply.header('content-type', registry.contentType).send(await registry.metrics());
   });
 }

@@ -20,7 +20,7 @@ export function registerOperationRoutes(app: FastifyInstance, database: Database
     '/readyz',
     { schema: { summary: 'The database is reachable and migrated', response: { 200: Status, 503: ErrorBodies.unavailable } } },
     async () => {
-      const ready = await isMigrated(database.db).catch((error: unknown) => {
+      const ready = await isMigrated(database).catch((error: unknown) => {
         throw new AppError('UNAVAILABLE', { cause: error });
       });
       if (!ready) throw new AppError('UNAVAILABLE', { cause: new Error('database schema is not migrated') });

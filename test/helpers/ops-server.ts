@@ -1,0 +1,239 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Operations tests drive the REAL compiled service (`npm run build` first): `node dist/cli/main.js`
+ * as child processes, each with its own temporary working directory and SQLite DATA_DIR.
+ */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const CLI_MAIN = join(REPO_ROOT, 'dist', 'cli', 'main.js');
+
+export function assertBuilt(): void {
+  if (!existsSync(CLI_MAIN)) throw new Error(`${CLI_MAIN} is missing: run \`npm run build\` before test/ops`);
+}
+
+/** Variables the service reads: never inherited from whoever runs the tests. */
+const SERVICE_VARIABLE =
+  /^(HOST|PORT|DATA_DIR|DATABASE_.*|SQLITE_.*|ISSUER|AUDIENCE|JWT_ALG|ACCESS_TOKEN_TTL|REFRESH_.*|KEY_.*|ARGON2_.*|HASH_.*|LOGIN_THROTTLE|THROTTLE_.*|LOCKOUT_FAILURES|BODY_LIMIT|TRUST_PROXY|LOG_LEVEL|SHUTDOWN_TIMEOUT|METRICS_ENABLED|DOCS_ENABLED|CORS_ORIGINS|NODE_OPTIONS)$/;
+
+export function serviceEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!SERVICE_VARIABLE.test(name)) env[name] = value;
+  for (const [name, value] of Object.entries(extra)) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  return env;
+}
+
+/** A TCP port nobody listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface CliOptions {
+  readonly cwd: string;
+  readonly env: Record<string, string | undefined>;
+  /** Written to standard input, which is then closed. */
+  readonly input?: string;
+  readonly timeoutMs?: number;
+}
+
+const children = new Set<ChildProcess>();
+const directories = new Set<string>();
+
+function track(child: ChildProcess): void {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+}
+
+/** `node dist/cli/main.js ...args`, to completion. */
+export function runCli(args: readonly string[], options: CliOptions): Promise<CliResult> {
+  assertBuilt();
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(process.execPath, [CLI_MAIN, ...args], { cwd: options.cwd, env: serviceEnv(options.env), stdio: 'pipe' });
+    track(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timeoutMs = options.timeoutMs ?? 20_000;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`school-auth ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, timeoutMs);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolveRun({ code, signal, stdout, stderr });
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** A fresh temporary directory, removed by `cleanupOps()`. */
+export function tempDir(prefix = 'school-auth-ops-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  directories.add(dir);
+  return dir;
+}
+
+export interface RunningServer {
+  readonly port: number;
+  readonly url: string;
+  /** The working directory of the server and of `cli()`; DATA_DIR is inside it. */
+  readonly cwd: string;
+  readonly dataDir: string;
+  readonly env: Record<string, string>;
+  readonly child: ChildProcess;
+  /** Everything the server wrote so far. */
+  stdout(): string;
+  stderr(): string;
+  /** A CLI command on the same database and settings. */
+  cli(args: readonly string[], options?: { input?: string; env?: Record<string, string> }): Promise<CliResult>;
+  /** Resolves with the exit code and signal once the process has exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Starts `node dist/cli/main.js serve` on a free port with a temporary DATA_DIR; resolves once it
+ * answers GET /healthz. Rejects with the server's output when it exits or does not come up.
+ */
+export async function startServer(extraEnv: Record<string, string> = {}, options: { cwd?: string; startTimeoutMs?: number } = {}): Promise<RunningServer> {
+  assertBuilt();
+  const cwd = options.cwd ?? tempDir();
+  const dataDir = join(cwd, 'data');
+  const port = await freePort();
+  const env: Record<string, string> = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', KEY_ACTIVATION_DELAY: '0', ...extraEnv };
+  const child = spawn(process.execPath, [CLI_MAIN, 'serve'], { cwd, env: serviceEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  track(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit) => {
+    child.once('exit', (code, signal) => resolveExit({ code, signal }));
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const server: RunningServer = {
+    port,
+    url,
+    cwd,
+    dataDir,
+    env,
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    cli: (args, cliOptions = {}) => runCli(args, { cwd, env: { ...env, ...cliOptions.env }, input: cliOptions.input }),
+    exited,
+  };
+  const deadline = Date.now() + (options.startTimeoutMs ?? 20_000);
+  let exitedEarly: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  void exited.then((result) => (exitedEarly = result));
+  for (;;) {
+    if (exitedEarly !== undefined) {
+      throw new Error(
+        `\`school-auth serve\` exited (code ${exitedEarly.code}, signal ${exitedEarly.signal}) before it answered /healthz\n` +
+          `stdout:\n${stdout}\nstderr:\n${stderr}`,
+      );
+    }
+    const ok = await fetch(`${url}/healthz`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (ok) return server;
+    if (Date.now() > deadline) throw new Error(`\`school-auth serve\` did not answer /healthz in time\nstdout:\n${stdout}\nstderr:\n${stderr}`);
+    await sleep(100);
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolveSleep) => setTimeout(resolveSleep, ms));
+}
+
+/** Kills every child the ops helpers started and removes their directories (for afterEach). */
+export async function cleanupOps(): Promise<void> {
+  const waits = [...children].map(
+    (child) =>
+      new Promise<void>((resolveExit) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolveExit();
+        child.once('exit', () => resolveExit());
+        child.kill('SIGKILL');
+      }),
+  );
+  await Promise.all(waits);
+  children.clear();
+  for (const dir of directories) rmSync(dir, { recursive: true, force: true });
+  directories.clear();
+}
+
+export interface HttpAnswer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/**
+ * One HTTP request on its own fresh connection (no keep-alive pool), so a test controls exactly
+ * when each connection is opened. Rejects on a socket error (e.g. ECONNREFUSED).
+ */
+export function rawRequest(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<HttpAnswer> {
+  return new Promise((resolveAnswer, reject) => {
+    const request = httpRequest(url, { method: options.method ?? 'GET', headers: { connection: 'close', ...options.headers }, agent: false }, (response) => {
+      let body = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      response.once('end', () => resolveAnswer({ status: response.statusCode ?? 0, headers: response.headers, body }));
+      response.once('error', reject);
+    });
+    request.once('error', reject);
+    request.end(options.body);
+  });
+}
+
+/** The seeded school and admin of a scenario. */
+export const OPS_SCHOOL = 's1';
+export const OPS_USERNAME = 'alice';
+
+/** Creates school s1 and admin alice with `password` through the real CLI. */
+export async function seedWithCli(server: RunningServer, password: string): Promise<CliResult[]> {
+  const school = await server.cli(['school', 'add', OPS_SCHOOL]);
+  if (school.code !== 0) throw new Error(`school add failed: ${school.stderr}`);
+  const admin = await server.cli(['admin', 'add', '--school', OPS_SCHOOL, '--username', OPS_USERNAME, '--password-stdin'], { input: `${password}\n` });
+  if (admin.code !== 0) throw new Error(`admin add failed: ${admin.stderr}`);
+  return [school, admin];
+}
+
+export async function loginHttp(server: RunningServer, password: string, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${server.url}/admin/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ school_id: OPS_SCHOOL, username: OPS_USERNAME, password }),
+  });
+}

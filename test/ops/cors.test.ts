@@ -1,0 +1,80 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestApp, seedAdmin, type TestApp } from '../helpers/app.js';
+
+const ALLOWED = 'https://admin.example.org';
+const OTHER = 'https://evil.example.com';
+
+let t: TestApp | undefined;
+
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+function preflight(app: TestApp['app'], origin: string) {
+  return app.inject({
+    method: 'OPTIONS',
+    url: '/admin/auth/login',
+    headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+  });
+}
+
+function listOf(header: string | string[] | number | undefined): string[] {
+  return String(header ?? '')
+    .split(',')
+    .map((entry) => entry.trim().toLowerCase())
+    .filter((entry) => entry !== '');
+}
+
+describe('CORS', () => {
+  it('allows no browser origin when CORS_ORIGINS is unset', async () => {
+    t = await createTestApp();
+    const response = await preflight(t.app, ALLOWED);
+    expect(response.headers['access-control-allow-origin']).toBeUndefined();
+    expect(response.headers['access-control-allow-methods']).toBeUndefined();
+    expect(response.statusCode).not.toBe(204);
+
+    const post = await t.app.inject({ method: 'POST', url: '/admin/auth/login', headers: { origin: ALLOWED, 'content-type': 'application/json' }, payload: '{}' });
+    expect(post.statusCode).toBe(422);
+    expect(post.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('answers the preflight of a configured origin: 204, the origin echoed, POST and content-type allowed', async () => {
+    t = await createTestApp({ CORS_ORIGINS: ALLOWED });
+    const response = await preflight(t.app, ALLOWED);
+    expect(response.statusCode).toBe(204);
+    expect(response.headers['access-control-allow-origin']).toBe(ALLOWED);
+    expect(listOf(response.headers['access-control-allow-methods'])).toContain('post');
+    expect(listOf(response.headers['access-control-allow-headers'])).toContain('content-type');
+    expect(listOf(response.headers.vary)).toContain('origin');
+    // Credentials are bearer tokens in JSON, never cookies: no reason to allow credentials.
+    expect(response.headers['access-control-allow-credentials']).toBeUndefined();
+  });
+
+  it('does not allow an origin that is not configured', async () => {
+    t = await createTestApp({ CORS_ORIGINS: ALLOWED });
+    const response = await preflight(t.app, OTHER);
+    expect(response.headers['access-control-allow-origin']).toBeUndefined();
+
+    const post = await t.app.inject({ method: 'POST', url: '/admin/auth/login', headers: { origin: OTHER, 'content-type': 'application/json' }, payload: '{}' });
+    expect(post.headers['access-control-allow-origin']).toBeUndefined();
+    // A prefix or suffix of the allowed origin is another origin.
+    for (const lookalike of [`${ALLOWED}.evil.com`, 'https://admin.example.org:8443', 'http://admin.example.org']) {
+      expect((await preflight(t.app, lookalike)).headers['access-control-allow-origin'], lookalike).toBeUndefined();
+    }
+  });
+
+  it('marks an actual POST from the allowed origin with Access-Control-Allow-Origin', async () => {
+    t = await createTestApp({ CORS_ORIGINS: ALLOWED });
+    const admin = await seedAdmin(t.services);
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/admin/auth/login',
+      headers: { origin: ALLOWED, 'content-type': 'application/json' },
+      payload: JSON.stringify({ school_id: admin.schoolId, username: admin.username, password: admin.password }),
+    });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['access-control-allow-origin']).toBe(ALLOWED);
+    expect(listOf(response.headers['access-control-expose-headers'])).toContain('x-request-id');
+  });
+});
