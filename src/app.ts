@@ -65,6 +65,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerOpenApi(app, { docs: deps.config.docsEnabled });
   if (deps.config.metricsEnabled) registerMetrics(app, { database: deps.database, hashQueue: deps.hasher.queue });
 
+  // Once shutdown begins, every answer closes its connection: keep-alive clients would otherwise
+  // hold the server open until SHUTDOWN_TIMEOUT.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) void reply.header('connection', 'close');
+    done(null, payload);
+  });
+
   registerTokenRoutes(app, deps);
   registerMeRoute(app, deps);
   registerOperationRoutes(app, deps.database, deps.keys);

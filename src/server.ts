@@ -1,8 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import { UsageError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { openServices } from './services.js';
+
+/** Turns the usual reasons a port cannot be taken into a message naming the settings to change. */
+function listenProblem(error: unknown, config: Config): unknown {
+  const code = (error as { code?: unknown }).code;
+  const where = `${config.host}:${config.port}`;
+  if (code === 'EADDRINUSE') return new UsageError(`cannot listen on ${where}: the address is already in use; choose another PORT (or HOST)`);
+  if (code === 'EACCES') return new UsageError(`cannot listen on ${where}: permission denied; choose a PORT above 1023`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new UsageError(`cannot listen on ${where}: HOST is not an address of this machine`);
+  return error;
+}
 
 /**
  * Starts the service: open and migrate the database, build the app, listen. SIGTERM and SIGINT
@@ -12,7 +23,13 @@ import { openServices } from './services.js';
 export async function serve(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<FastifyInstance> {
   const services = await openServices(config);
   const app = await buildApp({ ...services, logger });
-  await app.listen({ host: config.host, port: config.port });
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    await app.close();
+    await services.database.close();
+    throw listenProblem(error, config);
+  }
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'shutting down: draining in-flight requests');
     const timer = setTimeout(() => {

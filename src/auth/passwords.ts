@@ -64,9 +64,10 @@ function argon2Options(params: Argon2Params) {
 
 /** Rules for a new password; returns the problem to show, or undefined when acceptable. */
 export function checkNewPassword(password: string, identity: { username: string; schoolId: string }): string | undefined {
-  const length = [...password.normalize('NFKC')].length;
-  if (length < MIN_PASSWORD_LENGTH) return `the password must be at least ${MIN_PASSWORD_LENGTH} characters long`;
-  if (length > MAX_PASSWORD_LENGTH) return `the password must be at most ${MAX_PASSWORD_LENGTH} characters long`;
+  // Both as typed (what the login endpoint's length limit counts) and as normalized (what is hashed).
+  const lengths = [[...password].length, [...password.normalize('NFKC')].length];
+  if (Math.min(...lengths) < MIN_PASSWORD_LENGTH) return `the password must be at least ${MIN_PASSWORD_LENGTH} characters long`;
+  if (Math.max(...lengths) > MAX_PASSWORD_LENGTH) return `the password must be at most ${MAX_PASSWORD_LENGTH} characters long`;
   const folded = password.normalize('NFKC').toLowerCase();
   if (folded === identity.username.normalize('NFKC').toLowerCase()) return 'the password must not be the username';
   if (folded === identity.schoolId.normalize('NFKC').toLowerCase()) return 'the password must not be the school id';

@@ -87,10 +87,11 @@ async function replayAfterLostRace(deps: AuthDeps, token: string, context: Reque
  */
 async function replayConsumedToken(deps: AuthDeps, grant: RefreshGrant, token: string, context: RequestContext): Promise<RefreshResult> {
   const now = nowSeconds(deps.clock);
+  // An ended session has nothing left to protect: no successor, no reuse event.
+  if (!isGrantAlive(grant, now, deps.config)) throw invalid();
   const consumedAt = grant.consumed_at ?? now;
   const successor = grant.successor_sealed === null ? undefined : openSuccessor(token, grant.successor_sealed);
-  const withinGrace = now - consumedAt <= deps.config.refreshReuseGrace;
-  if (withinGrace && successor !== undefined && isGrantAlive(grant, now, deps.config)) {
+  if (now - consumedAt <= deps.config.refreshReuseGrace && successor !== undefined) {
     return rotatedResult(deps, grant, successor, now);
   }
   await revokeSession(deps.db, grant.session_id, 'refresh_token_reuse', now);

@@ -43,7 +43,9 @@ export async function createSigningKey(db: Db, alg: JwtAlg, now: number, activeF
 
 /** Where each stored key stands now (for `keys list`). */
 export async function describeSigningKeys(db: Db, config: KeyConfig, clock: Clock): Promise<ScheduledKey[]> {
-  return scheduleKeys(await listSigningKeys(db), nowSeconds(clock), config.accessTokenTtl + CLOCK_SKEW_SECONDS);
+  // An instance may sign with a superseded key until its cache expires: that token too must verify.
+  const lastTokenLifetime = config.accessTokenTtl + config.keyCacheSeconds + CLOCK_SKEW_SECONDS;
+  return scheduleKeys(await listSigningKeys(db), nowSeconds(clock), lastTokenLifetime);
 }
 
 /**

@@ -16,7 +16,10 @@ export async function readNewPassword(fromStdin: boolean): Promise<string> {
   if (fromStdin) return (await readStdin()).replace(/\r?\n$/, '');
   if (!process.stdin.isTTY) throw new UsageError('no terminal to ask for the password; pipe it in with --password-stdin');
   const first = await read({ prompt: 'New password: ', silent: true, replace: '' });
+  // The hidden input ends without an echoed newline: add it, so the next line starts clean.
+  process.stdout.write('\n');
   const second = await read({ prompt: 'Repeat password: ', silent: true, replace: '' });
+  process.stdout.write('\n');
   if (first !== second) throw new UsageError('the two passwords do not match');
   return first;
 }

@@ -4,6 +4,7 @@ import { requireSchool } from '../../auth/schools.js';
 import { listAdmins } from '../../db/queries/admins.js';
 import { isoSeconds, printRows } from '../output.js';
 import { readNewPassword } from '../password-input.js';
+import { count } from '../plural.js';
 import { say, withServices } from '../run.js';
 
 interface AdminOptions {
@@ -35,14 +36,14 @@ export function registerAdminCommands(program: Command): void {
       const password = await readNewPassword(options.passwordStdin === true);
       await withServices(async (services) => {
         const ended = await changePassword(services, { schoolId: options.school, username: options.username }, password);
-        say(`password changed; ${ended} sessions ended`);
+        say(`password changed; ${count(ended, 'session')} ended`);
       });
     });
 
   identify(admin.command('disable').description('disable an administrator and end their sessions')).action((options: AdminOptions) =>
     withServices(async (services) => {
       const ended = await setAdminEnabled(services, { schoolId: options.school, username: options.username }, false);
-      say(`admin ${JSON.stringify(options.username)} disabled; ${ended} sessions ended`);
+      say(`admin ${JSON.stringify(options.username)} disabled; ${count(ended, 'session')} ended`);
     }),
   );
 

@@ -13,8 +13,8 @@ export function registerEventCommands(program: Command): void {
     .option('--limit <n>', 'at most this many events', '50')
     .option('--json', 'print JSON')
     .action((options: { school?: string; limit: string; json?: boolean }) => {
-      const limit = Number(options.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) throw new UsageError('--limit takes a whole number from 1 to 100000');
+      const limit = /^\d{1,6}$/.test(options.limit) ? Number(options.limit) : Number.NaN;
+      if (!(limit >= 1 && limit <= 100_000)) throw new UsageError('--limit takes a whole number from 1 to 100000');
       return withServices(async ({ db }) => {
         const schoolId = options.school === undefined ? undefined : canonicalKey(options.school);
         const rows = (await listEvents(db, { schoolId, limit })).map((event) => ({

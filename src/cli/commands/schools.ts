@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { addSchool, resumeSchool, suspendSchool } from '../../auth/schools.js';
 import { listSchools } from '../../db/queries/schools.js';
 import { isoSeconds, printRows } from '../output.js';
+import { count } from '../plural.js';
 import { say, withServices } from '../run.js';
 
 export function registerSchoolCommands(program: Command): void {
@@ -40,7 +41,7 @@ export function registerSchoolCommands(program: Command): void {
     .action((schoolId: string) =>
       withServices(async (services) => {
         const ended = await suspendSchool(services, schoolId);
-        say(`school ${JSON.stringify(schoolId)} suspended; ${ended} sessions ended`);
+        say(`school ${JSON.stringify(schoolId)} suspended; ${count(ended, 'session')} ended`);
       }),
     );
 

@@ -7,6 +7,7 @@ import { nowSeconds } from '../../clock.js';
 import { listSessions } from '../../db/queries/sessions.js';
 import { UsageError } from '../../errors.js';
 import { isoSeconds, printRows } from '../output.js';
+import { count } from '../plural.js';
 import { say, withServices } from '../run.js';
 
 export function registerSessionCommands(program: Command): void {
@@ -53,7 +54,7 @@ export function registerSessionCommands(program: Command): void {
           throw new UsageError('say which sessions to revoke: --session SID, or --school ID --username NAME');
         }
         const ended = await revokeSessionsOfAdmin(services, { schoolId: options.school, username: options.username });
-        say(`${ended} sessions revoked`);
+        say(`${count(ended, 'session')} revoked`);
       }),
     );
 }

@@ -10,7 +10,10 @@ export interface AdminForLogin extends Admin {
   school_suspended_at: number | null;
 }
 
-export function findAdminForLogin(db: Db, schoolKey: string, usernameKey: string): Promise<AdminForLogin | undefined> {
+export async function findAdminForLogin(db: Db, schoolKey: string, usernameKey: string): Promise<AdminForLogin | undefined> {
+  // PostgreSQL text cannot hold NUL, and no account has one (identifiers refuse control
+  // characters): such a name is simply unknown, on both databases.
+  if (schoolKey.includes('\0') || usernameKey.includes('\0')) return undefined;
   return db
     .selectFrom('admins')
     .innerJoin('schools', 'schools.key', 'admins.school_key')

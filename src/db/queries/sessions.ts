@@ -1,12 +1,13 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { SessionsTable } from '../schema/sessions.js';
+import { storableText } from '../text.js';
 
 export type Session = Selectable<SessionsTable>;
 
 /** Creates a session and its first refresh token. Call it inside a transaction: both or neither. */
 export async function insertSession(db: Db, session: Session, tokenHash: string): Promise<void> {
-  await db.insertInto('sessions').values(session).execute();
+  await db.insertInto('sessions').values({ ...session, user_agent: storableText(session.user_agent) }).execute();
   await db
     .insertInto('refresh_tokens')
     .values({ token_hash: tokenHash, session_id: session.id, created_at: session.created_at, consumed_at: null, successor_sealed: null })

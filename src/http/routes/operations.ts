@@ -32,8 +32,8 @@ export function registerOperationRoutes(app: FastifyInstance, database: Database
     '/.well-known/jwks.json',
     { schema: { summary: 'Public keys that verify access tokens', response: { 200: Jwks } } },
     async (_request, reply) => {
-      // Short caching: no longer than a new key waits before it signs (KEY_ACTIVATION_DELAY default).
-      return reply.header('cache-control', 'public, max-age=60').send(await keys.jwks());
+      // Short caching: well under the time a new key waits before it signs (KEY_ACTIVATION_DELAY, 60 s).
+      return reply.header('cache-control', 'public, max-age=30').send(await keys.jwks());
     },
   );
 }
