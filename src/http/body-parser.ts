@@ -1,10 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import { RawBody, jsonInvalidItem } from './body/fastapi-validation.js';
-import { parseJsonLikePython } from './body/python-json.js';
-import { ValidationFailure } from './validation-failure.js';
+import { RawBody } from './body/fastapi-validation.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A body sent with a JSON media type, not parsed yet: validation parses it (see schema-validator). */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
 
 /** `application/json` or `application/*+json`, any case, any parameters (as FastAPI decides). */
 export function isJsonMediaType(contentType: string | undefined): boolean {
@@ -15,11 +18,10 @@ export function isJsonMediaType(contentType: string | undefined): boolean {
 }
 
 /**
- * Turns the raw bytes into what validation sees: undefined for an empty body, the JSON value when
- * the media type is JSON, otherwise a RawBody (validated as a string and never echoed, since it
- * may hold a password).
+ * Turns the raw bytes into text: undefined for an empty body, JsonText when the media type is
+ * JSON, otherwise a RawBody (validated as a string and never echoed, since it may hold a password).
  */
-export function decodeBody(request: Pick<FastifyRequest, 'headers'>, bytes: Buffer): unknown {
+export function decodeBody(request: Pick<FastifyRequest, 'headers'>, bytes: Buffer): undefined | JsonText | RawBody {
   if (bytes.length === 0) return undefined;
   let text: string;
   try {
@@ -28,20 +30,22 @@ export function decodeBody(request: Pick<FastifyRequest, 'headers'>, bytes: Buff
   } catch (error) {
     throw new AppError('BODY_UNPARSABLE', { cause: error });
   }
-  if (!isJsonMediaType(request.headers['content-type'])) return new RawBody(text);
-  const parsed = parseJsonLikePython(text);
-  if (parsed.kind === 'too_deep') throw new AppError('BODY_UNPARSABLE');
-  if (parsed.kind === 'invalid') throw new ValidationFailure([jsonInvalidItem(parsed.position, parsed.message)]);
-  return parsed.value;
+  return isJsonMediaType(request.headers['content-type']) ? new JsonText(text) : new RawBody(text);
 }
 
 /**
  * Every media type reaches the same parser: validation, not the parser, decides what is wrong
- * with a body, so a wrong Content-Type gets the documented 422 rather than a 415.
+ * with a body, so a wrong Content-Type gets the documented 422 rather than a 415. JSON is parsed
+ * during validation, not here: a parser error would make Fastify close the connection, and an
+ * unknown path must answer 404 whatever its body.
  */
 export function registerBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+    if (request.is404) {
+      done(null, undefined);
+      return;
+    }
     try {
       done(null, decodeBody(request, body as Buffer));
     } catch (error) {

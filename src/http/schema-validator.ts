@@ -1,5 +1,8 @@
 import type { FastifySchemaCompiler } from 'fastify';
-import { validateBody, type FieldSpec } from './body/fastapi-validation.js';
+import { AppError } from '../errors.js';
+import { jsonInvalidItem, validateBody, type FieldSpec } from './body/fastapi-validation.js';
+import { parseJsonLikePython } from './body/python-json.js';
+import { JsonText } from './body-parser.js';
 import { ValidationFailure } from './validation-failure.js';
 
 interface ObjectSchema {
@@ -14,6 +17,17 @@ export function fieldsOf(schema: ObjectSchema): FieldSpec[] {
   }));
 }
 
+type Outcome = { value: unknown } | { error: Error };
+
+/** Parses a JSON body the way Python's json module does, so its errors read the same. */
+function parseBody(body: unknown): Outcome {
+  if (!(body instanceof JsonText)) return { value: body };
+  const parsed = parseJsonLikePython(body.text);
+  if (parsed.kind === 'too_deep') return { error: new AppError('BODY_UNPARSABLE') };
+  if (parsed.kind === 'invalid') return { error: new ValidationFailure([jsonInvalidItem(parsed.position, parsed.message)]) };
+  return { value: parsed.value };
+}
+
 /**
  * Route body schemas are validated the way Pydantic v2 does it, so the 422 items match FastAPI's
  * exactly; the schemas themselves stay the single description of each body (and of the OpenAPI).
@@ -21,8 +35,10 @@ export function fieldsOf(schema: ObjectSchema): FieldSpec[] {
 export const fastapiValidatorCompiler: FastifySchemaCompiler<ObjectSchema> = ({ schema, httpPart }) => {
   if (httpPart !== 'body') return (data: unknown) => ({ value: data });
   const fields = fieldsOf(schema);
-  return (data: unknown) => {
-    const items = validateBody(data, fields);
-    return items.length === 0 ? { value: data } : { error: new ValidationFailure(items) };
+  return (data: unknown): Outcome => {
+    const parsed = parseBody(data);
+    if ('error' in parsed) return parsed;
+    const items = validateBody(parsed.value, fields);
+    return items.length === 0 ? parsed : { error: new ValidationFailure(items) };
   };
 };

@@ -1,0 +1,185 @@
+// Child processes of the benchmark: the real server, the CLI, the bare server; and their memory.
+/* global fetch, AbortSignal */
+import process from 'node:process';
+import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+
+/** Every child still running; stopped on exit, error or Ctrl-C. */
+const children = new Set();
+
+function track(child) {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+export function liveChildren() {
+  return [...children];
+}
+
+/** Last resort, synchronous (for process 'exit'): SIGKILL whatever is left. */
+export function killChildrenSync() {
+  for (const child of children) {
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+function exited(child) {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+/** SIGTERM (the server drains and exits 0, writing its --cpu-prof profile), SIGKILL after graceMs. */
+export async function stopChild(child, graceMs = 10_000) {
+  if (child === undefined || exited(child)) return;
+  const done = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => {
+    if (!exited(child)) child.kill('SIGKILL');
+  }, graceMs);
+  await done;
+  clearTimeout(timer);
+}
+
+export async function stopAllChildren() {
+  await Promise.all(liveChildren().map((child) => stopChild(child, 5_000)));
+}
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Keeps the last lines a child wrote, for error messages and the report. */
+function tail(stream, lines, max = 40) {
+  let partial = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk) => {
+    const parts = (partial + chunk).split('\n');
+    partial = parts.pop() ?? '';
+    for (const line of parts) {
+      if (line.trim() === '') continue;
+      lines.count += 1;
+      lines.recent.push(line);
+      if (lines.recent.length > max) lines.recent.shift();
+    }
+  });
+}
+
+/** Runs `node <entry> ...args` to completion; rejects with its stderr on a non-zero exit. */
+export function runCli(entry, args, { env, cwd, input, timeoutMs = 60_000 }) {
+  return new Promise((resolve, reject) => {
+    const child = track(spawn(process.execPath, [entry, ...args], { env, cwd, stdio: ['pipe', 'pipe', 'pipe'] }));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(stdout);
+      else reject(new Error(`school-auth ${args.join(' ')} failed (${signal ?? `exit ${code}`}): ${stderr.trim() || stdout.trim()}`));
+    });
+    child.stdin.end(input ?? '');
+  });
+}
+
+async function httpReady(url) {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(1000) });
+    await response.arrayBuffer();
+    return response.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Starts `node [--cpu-prof ...] <entry> serve` on a free port and waits for GET /readyz = 200 from
+ * it (our child must still be alive then: another process could hold the port). Retries on a
+ * port race.
+ */
+export async function startServer({ entry, env, cwd, cpuProfDir, readyTimeoutMs = 30_000 }) {
+  let lastError;
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const port = await freePort();
+    const nodeArgs = cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProfDir];
+    const child = track(
+      spawn(process.execPath, [...nodeArgs, entry, 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, cwd, stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
+    const logs = { count: 0, recent: [] };
+    tail(child.stdout, logs);
+    tail(child.stderr, logs);
+    const url = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + readyTimeoutMs;
+    while (Date.now() < deadline && !exited(child)) {
+      if ((await httpReady(`${url}/readyz`)) && !exited(child)) return { child, pid: child.pid, port, url, logs };
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    // give the exit handler time to record the status and the last log lines
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const status = exited(child) ? `exited with ${child.signalCode ?? child.exitCode}` : `not ready after ${readyTimeoutMs / 1000}s`;
+    await stopChild(child, 2_000);
+    lastError = new Error(`server ${status}; its last output:\n  ${logs.recent.join('\n  ') || '(nothing)'}`);
+    if (!logs.recent.some((line) => line.includes('EADDRINUSE'))) break;
+  }
+  throw lastError;
+}
+
+/** Starts bench/bare-server.mjs; it prints the port it listens on. */
+export async function startBare(script, env) {
+  const child = track(spawn(process.execPath, [script], { env, stdio: ['ignore', 'pipe', 'inherit'] }));
+  const port = await new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error('bare server did not start')), 10_000);
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const match = /listening (\d+)/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
+  });
+  return { child, pid: child.pid, port, url: `http://127.0.0.1:${port}` };
+}
+
+/** VmRSS and VmHWM (peak RSS, cumulative over the process life) in MB, from /proc/<pid>/status. */
+export function memoryOf(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+    return { rssMB: kb('VmRSS') / 1024, hwmMB: kb('VmHWM') / 1024 };
+  } catch {
+    return { rssMB: NaN, hwmMB: NaN };
+  }
+}
+
+/** Samples VmRSS every 250 ms until stop(), which returns the max sample and VmHWM at that moment. */
+export function sampleMemory(pid) {
+  let maxRss = memoryOf(pid).rssMB;
+  const timer = setInterval(() => {
+    const { rssMB } = memoryOf(pid);
+    if (rssMB > maxRss || Number.isNaN(maxRss)) maxRss = rssMB;
+  }, 250);
+  return {
+    stop() {
+      clearInterval(timer);
+      const now = memoryOf(pid);
+      return { maxRssMB: Math.max(maxRss, now.rssMB), hwmMB: now.hwmMB };
+    },
+  };
+}

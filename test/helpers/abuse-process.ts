@@ -1,0 +1,91 @@
+/**
+ * The compiled service as child processes, for the crash tests: `node dist/cli/main.js ...` with a
+ * clean environment (no service setting inherited from whoever runs the tests).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { send } from './abuse-http.js';
+
+export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const MAIN = join(REPO, 'dist', 'cli', 'main.js');
+
+export function requireBuild(): void {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` before the crash tests`);
+}
+
+const SERVICE_VARIABLE = /^(HOST|PORT|DATA_DIR|DATABASE_URL|DATABASE_.*|SQLITE_.*|ISSUER|AUDIENCE|JWT_ALG|ACCESS_TOKEN_TTL|BODY_LIMIT|TRUST_PROXY|LOG_LEVEL|SHUTDOWN_TIMEOUT|LOGIN_THROTTLE|LOCKOUT_FAILURES|NODE_OPTIONS|REFRESH_.*|KEY_.*|ARGON2_.*|HASH_.*|THROTTLE_.*)$/;
+
+export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!SERVICE_VARIABLE.test(name)) env[name] = value;
+  return { ...env, ...extra };
+}
+
+export interface Finished {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs one CLI command to its end (stdin: `input`, then closed). */
+export function cli(args: readonly string[], env: Record<string, string>, cwd: string, input = ''): Promise<Finished> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { cwd, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`school-auth ${args.join(' ')} did not finish in 30 s\n${stdout}\n${stderr}`));
+    }, 30_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise({ code, signal, stdout, stderr });
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(input);
+  });
+}
+
+/** `school-auth serve` as a child process. */
+export class ServiceProcess {
+  stdout = '';
+  stderr = '';
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  private constructor(readonly child: ChildProcess) {
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (this.stdout += chunk));
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
+    this.exited = new Promise((resolvePromise) => child.on('close', (code, signal) => resolvePromise({ code, signal })));
+  }
+
+  static start(env: Record<string, string>, cwd: string): ServiceProcess {
+    return new ServiceProcess(spawn(process.execPath, [MAIN, 'serve'], { cwd, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] }));
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  async waitHealthy(port: number, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (!this.running) throw new Error(`the server exited before it was healthy\n${this.stdout}\n${this.stderr}`);
+      const answer = await send(port, '/healthz', { timeoutMs: 1000 }).catch(() => undefined);
+      if (answer?.status === 200) return;
+      await new Promise((resolvePromise) => setTimeout(resolvePromise, 50));
+    }
+    throw new Error(`no healthy server on port ${port} within ${timeoutMs} ms\n${this.stdout}\n${this.stderr}`);
+  }
+
+  /** Signals this child (only it) and waits for it to end. */
+  async stop(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    if (this.running) this.child.kill(signal);
+    return this.exited;
+  }
+}
