@@ -3,6 +3,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { AuthDeps } from './auth/deps.js';
 import type { Database } from './db/database.js';
 import { registerBodyParser } from './http/body-parser.js';
+import { clientErrorHandler, frameworkErrors } from './http/protocol-errors.js';
 import { registerErrorHandler, registerNotFound } from './http/error-handler.js';
 import { registerCors } from './http/plugins/cors.js';
 import { registerMetrics } from './http/plugins/metrics.js';
@@ -32,9 +33,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
-    // Slow or endless bodies must not hold a connection and its memory for long.
-    requestTimeout: 30_000,
+    // Slow or endless requests must not hold a connection and its memory for long: the headers
+    // within 10 s, the whole request within REQUEST_TIMEOUT, checked every second.
+    requestTimeout: deps.config.requestTimeout * 1000,
     connectionTimeout: 60_000,
+    http: {
+      headersTimeout: Math.min(10_000, deps.config.requestTimeout * 1000),
+      connectionsCheckingInterval: 1000,
+    },
+    clientErrorHandler,
+    frameworkErrors,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });

@@ -33,6 +33,7 @@ export interface Config {
   readonly hashQueueLimit: number;
   readonly throttle: ThrottleConfig;
   readonly bodyLimit: number;
+  readonly requestTimeout: number;
   readonly trustProxy: readonly string[];
   readonly logLevel: string;
   readonly shutdownTimeout: number;
@@ -197,6 +198,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxWait: read.int('THROTTLE_MAX_WAIT', 900, 1, 86_400),
     },
     bodyLimit: read.int('BODY_LIMIT', 16_384, 256, 10_485_760),
+    requestTimeout: read.int('REQUEST_TIMEOUT', 30, 1, 600),
     trustProxy: read.proxies('TRUST_PROXY'),
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     shutdownTimeout: read.int('SHUTDOWN_TIMEOUT', 10, 0, 600),

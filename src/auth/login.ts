@@ -8,7 +8,7 @@ import { recordEvent, type RequestContext } from './audit.js';
 import type { AuthDeps } from './deps.js';
 import { canonicalKey } from './identity.js';
 import { generateRefreshToken, hashRefreshToken } from './refresh-token.js';
-import { accountOf, loginWaitSeconds, recordLoginFailure, recordLoginSuccess } from './throttle.js';
+import { accountOf, lockedByThisFailure, releaseLoginAttempt, reserveLoginAttempt, settleLoginSuccess } from './throttle.js';
 
 export interface Credentials {
   readonly schoolId: string;
@@ -36,26 +36,33 @@ export async function login(deps: AuthDeps, credentials: Credentials, context: R
   const account = accountOf(schoolKey, usernameKey);
   const ip = context.ip ?? 'unknown';
   const audit = { schoolId: schoolKey, username: credentials.username };
-  const wait = await loginWaitSeconds(deps, account, ip);
-  if (wait > 0) {
-    await recordEvent(deps.db, deps.clock, context, { type: 'login.throttled', ...audit, detail: `retry after ${wait}s` });
-    throw new AppError('LOGIN_THROTTLED', { headers: { 'retry-after': String(Math.ceil(wait)) } });
+  const reservation = await reserveLoginAttempt(deps, account, ip);
+  if (!reservation.granted) {
+    await recordEvent(deps.db, deps.clock, context, { type: 'login.throttled', ...audit, detail: `retry after ${reservation.wait}s` });
+    throw new AppError('LOGIN_THROTTLED', { headers: { 'retry-after': String(reservation.wait) } });
   }
-  const admin = await findAdminForLogin(deps.db, schoolKey, usernameKey);
-  const passwordMatches = await verifyPassword(deps, admin, credentials.password);
+  const { admin, passwordMatches } = await checkCredentials(deps, schoolKey, usernameKey, credentials.password).catch(async (error: unknown) => {
+    // Not checked (hash queue full, database error): not a failure either.
+    await releaseLoginAttempt(deps, account, ip).catch(() => undefined);
+    throw error;
+  });
   const refusal = refusalReason(admin, passwordMatches);
   if (refusal !== undefined || admin === undefined) {
-    // The failure, its counters and a possible lockout are written in one transaction.
-    await deps.db.transaction().execute(async (trx) => {
-      const entry = { ...audit, adminId: admin?.id ?? null };
-      await recordEvent(trx, deps.clock, context, { type: 'login.failure', ...entry, detail: refusal ?? null });
-      const locked = await recordLoginFailure({ ...deps, db: trx }, account, ip);
-      if (locked) await recordEvent(trx, deps.clock, context, { type: 'account.locked', ...entry });
-    });
+    // The attempt was already counted as a failure when it was let through.
+    const entry = { ...audit, adminId: admin?.id ?? null };
+    await recordEvent(deps.db, deps.clock, context, { type: 'login.failure', ...entry, detail: refusal ?? null });
+    if (lockedByThisFailure(reservation, deps.config.throttle)) {
+      await recordEvent(deps.db, deps.clock, context, { type: 'account.locked', ...entry });
+    }
     throw new AppError('LOGIN_REFUSED');
   }
   await upgradeHashIfNeeded(deps, admin, credentials.password);
   return startSession(deps, admin, { account, ip }, context);
+}
+
+async function checkCredentials(deps: AuthDeps, schoolKey: string, usernameKey: string, password: string) {
+  const admin = await findAdminForLogin(deps.db, schoolKey, usernameKey);
+  return { admin, passwordMatches: await verifyPassword(deps, admin, password) };
 }
 
 async function verifyPassword(deps: AuthDeps, admin: AdminForLogin | undefined, password: string): Promise<boolean> {
@@ -106,7 +113,7 @@ async function startSession(
   // One transaction, committed before we answer: a 200 always stands for a durable session, and
   // costs one commit (one fsync on SQLite) rather than one per statement.
   await deps.db.transaction().execute(async (trx) => {
-    await recordLoginSuccess({ ...deps, db: trx }, client.account, client.ip);
+    await settleLoginSuccess({ ...deps, db: trx }, client.account, client.ip);
     await insertSession(trx, session, hashRefreshToken(refreshToken));
     await recordEvent(trx, deps.clock, context, {
       type: 'login.success',

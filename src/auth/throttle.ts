@@ -1,18 +1,22 @@
+import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../clock.js';
 import { nowSeconds } from '../clock.js';
 import type { ThrottleConfig } from '../config.js';
 import type { Db } from '../db/database.js';
 import {
-  countFailure,
   deleteAccountCounters,
   deleteCounters,
   findCounters,
   isKnownClientIp,
+  releaseAttempt,
   rememberClientIp,
-  type ThrottleCounter,
+  reserveAttempt,
+  type CounterRule,
 } from '../db/queries/throttle.js';
 
 type Deps = { readonly db: Db; readonly clock: Clock; readonly config: { readonly throttle: ThrottleConfig } };
+
+export type Reservation = { readonly granted: true; readonly consecutive: number } | { readonly granted: false; readonly wait: number };
 
 /**
  * The account a login attempt is for, whether or not it exists: unknown accounts are counted and
@@ -23,7 +27,7 @@ export function accountOf(schoolKey: string, usernameKey: string): string {
 }
 
 function keys(account: string, ip: string) {
-  return { accountIp: `account-ip:${account}:${ip}`, account: `account:${account}`, ip: `ip:${ip}` };
+  return { accountIp: `account-ip:${account}:${ip}`, ip: `ip:${ip}`, account: `account:${account}` };
 }
 
 /** 2^(n - free) seconds once `free` failures are used up, capped: 0 while still free. */
@@ -32,64 +36,113 @@ export function backoffSeconds(failures: number, free: number, cap: number): num
   return Math.min(2 ** Math.min(failures - free, 30), cap);
 }
 
-function inWindow(counter: ThrottleCounter | undefined, window: number, now: number): number {
-  if (counter === undefined || counter.window_start <= now - window) return 0;
-  return counter.failures;
+/** backoffSeconds as SQL: a CASE ladder, since SQLite has no portable pow(). */
+function backoffSql(n: RawBuilder<number>, free: number, cap: number): RawBuilder<number> {
+  const steps: RawBuilder<unknown>[] = [sql`when ${n} < ${free} then 0`];
+  for (let exponent = 0; 2 ** exponent < cap; exponent += 1) steps.push(sql`when ${n} = ${free + exponent} then ${2 ** exponent}`);
+  return sql<number>`(case ${sql.join(steps, sql` `)} else ${cap} end)`;
 }
 
-function remainingWait(counter: ThrottleCounter | undefined, wait: number, now: number): number {
-  if (counter === undefined || wait === 0) return 0;
-  return Math.max(0, counter.last_failure_at + wait - now);
+/** The three counters one attempt is checked against and counted in, always in this order. */
+function counterRules(settings: ThrottleConfig, account: string, ip: string, knownIp: boolean, now: number): CounterRule[] {
+  const names = keys(account, ip);
+  const at = sql<number>`cast(${now} as bigint)`;
+  return [
+    {
+      key: names.accountIp,
+      account,
+      window: settings.accountIpWindow,
+      enforce: true,
+      blockedUntil: ({ failures }) => sql<number>`${at} + ${backoffSql(failures, settings.accountIpFreeFailures, settings.maxWait)}`,
+    },
+    {
+      key: names.ip,
+      account: null,
+      window: settings.ipWindow,
+      enforce: true,
+      blockedUntil: ({ failures, windowStart }) =>
+        sql<number>`(case when ${failures} >= ${settings.ipFailures} then ${windowStart} + ${settings.ipWindow} else 0 end)`,
+    },
+    {
+      key: names.account,
+      account,
+      window: settings.accountWindow,
+      // The per-account layer spares IPs that signed in to this account before: an attacker's
+      // failures elsewhere cannot lock the real administrator out.
+      enforce: !knownIp,
+      lockout: settings.lockoutFailures,
+      // Windowed failures or consecutive ones, whichever is more: a window that restarts cannot
+      // be used to burst past the backoff.
+      blockedUntil: ({ failures, consecutive }) =>
+        sql<number>`${at} + ${backoffSql(sql`(case when ${failures} > ${consecutive} then ${failures} else ${consecutive} end)`, settings.accountFailures, settings.maxWait)}`,
+    },
+  ];
 }
+
+class Refused extends Error {}
 
 /**
- * Seconds the client must wait before this attempt may be checked, or 0 when it may go ahead.
- * Decided before any hashing, so throttled attempts cost no argon2id work.
+ * Checks an attempt against every layer and counts it as a failure in the same statements,
+ * before any hashing; a successful login then gives the count back. Deciding and counting at once
+ * means parallel guesses are throttled exactly like sequential ones.
  */
-export async function loginWaitSeconds(deps: Deps, account: string, ip: string): Promise<number> {
+export async function reserveLoginAttempt(deps: Deps, account: string, ip: string): Promise<Reservation> {
   const settings = deps.config.throttle;
-  if (!settings.enabled) return 0;
+  if (!settings.enabled) return { granted: true, consecutive: 0 };
   const now = nowSeconds(deps.clock);
-  const names = keys(account, ip);
-  const rows = await findCounters(deps.db, [names.accountIp, names.account, names.ip]);
-  const byKey = new Map(rows.map((row) => [row.key, row]));
-  const accountRow = byKey.get(names.account);
-  const ipRow = byKey.get(names.ip);
-  const accountIpRow = byKey.get(names.accountIp);
-
-  if (accountRow !== undefined && accountRow.consecutive >= settings.lockoutFailures) return settings.maxWait;
-  const waits = [remainingWait(accountIpRow, backoffSeconds(inWindow(accountIpRow, settings.accountIpWindow, now), settings.accountIpFreeFailures, settings.maxWait), now)];
-  if (inWindow(ipRow, settings.ipWindow, now) >= settings.ipFailures && ipRow !== undefined) {
-    waits.push(ipRow.window_start + settings.ipWindow - now);
+  const knownIp = await isKnownClientIp(deps.db, account, ip, now - settings.knownIpDays * 86_400);
+  const rules = counterRules(settings, account, ip, knownIp, now);
+  try {
+    return await deps.db.transaction().execute(async (trx) => {
+      let consecutive = 0;
+      for (const rule of rules) {
+        const counted = await reserveAttempt(trx, rule, now);
+        if (counted === undefined) throw new Refused();
+        if (rule.lockout !== undefined) consecutive = counted.consecutive;
+      }
+      return { granted: true as const, consecutive };
+    });
+  } catch (error) {
+    if (!(error instanceof Refused)) throw error;
   }
-  const accountWait = backoffSeconds(inWindow(accountRow, settings.accountWindow, now), settings.accountFailures, settings.maxWait);
-  if (accountWait > 0) {
-    // The per-account layer spares IPs that signed in to this account before: an attacker's
-    // failures elsewhere cannot lock the real administrator out.
-    const known = await isKnownClientIp(deps.db, account, ip, now - settings.knownIpDays * 86_400);
-    if (!known) waits.push(remainingWait(accountRow, accountWait, now));
-  }
-  return Math.max(...waits);
+  return { granted: false, wait: await waitSeconds(deps.db, rules, now, settings) };
 }
 
-/** Counts a refused login in every layer; returns true when this failure locked the account. */
-export async function recordLoginFailure(deps: Deps, account: string, ip: string): Promise<boolean> {
-  const settings = deps.config.throttle;
-  if (!settings.enabled) return false;
-  const now = nowSeconds(deps.clock);
-  const names = keys(account, ip);
-  await countFailure(deps.db, { key: names.accountIp, account, window: settings.accountIpWindow }, now);
-  await countFailure(deps.db, { key: names.ip, account: null, window: settings.ipWindow }, now);
-  const consecutive = await countFailure(deps.db, { key: names.account, account, window: settings.accountWindow }, now);
-  return consecutive === settings.lockoutFailures;
+/** How long a refused attempt must wait: the latest block among the layers it is subject to. */
+async function waitSeconds(db: Db, rules: readonly CounterRule[], now: number, settings: ThrottleConfig): Promise<number> {
+  const rows = new Map((await findCounters(db, rules.map((rule) => rule.key))).map((row) => [row.key, row]));
+  const waits = rules.map((rule) => {
+    const row = rows.get(rule.key);
+    if (row === undefined) return 0;
+    if (rule.lockout !== undefined && row.consecutive >= rule.lockout) return settings.maxWait;
+    return rule.enforce ? row.blocked_until - now : 0;
+  });
+  return Math.max(1, ...waits);
 }
 
-/** A success resets the account's counters for this IP and across IPs, and remembers the IP. */
-export async function recordLoginSuccess(deps: Deps, account: string, ip: string): Promise<void> {
-  if (!deps.config.throttle.enabled) return;
+/** A success clears the account's counters for this IP and across IPs, and remembers the IP. */
+export async function settleLoginSuccess(deps: Deps, account: string, ip: string): Promise<void> {
+  const settings = deps.config.throttle;
+  if (!settings.enabled) return;
   const names = keys(account, ip);
   await deleteCounters(deps.db, [names.accountIp, names.account]);
+  await releaseAttempt(deps.db, names.ip, settings.ipFailures);
   await rememberClientIp(deps.db, account, ip, nowSeconds(deps.clock));
+}
+
+/** Gives back a reserved attempt that was never checked (the hash queue was full, the database failed). */
+export async function releaseLoginAttempt(deps: Deps, account: string, ip: string): Promise<void> {
+  const settings = deps.config.throttle;
+  if (!settings.enabled) return;
+  const names = keys(account, ip);
+  await releaseAttempt(deps.db, names.accountIp, settings.accountIpFreeFailures);
+  await releaseAttempt(deps.db, names.ip, settings.ipFailures);
+  await releaseAttempt(deps.db, names.account, settings.accountFailures);
+}
+
+/** Whether the failure counted by this reservation is the one that locked the account. */
+export function lockedByThisFailure(reservation: Reservation & { granted: true }, settings: ThrottleConfig): boolean {
+  return settings.enabled && reservation.consecutive === settings.lockoutFailures;
 }
 
 /** Lifts a lockout (and every backoff) of one account. */

@@ -2,11 +2,13 @@ import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './database.js';
 import { initial } from './migrations/001-initial.js';
 import { loginThrottling } from './migrations/002-login-throttling.js';
+import { throttleBlockedUntil } from './migrations/003-throttle-blocked-until.js';
 
 /** Every migration, in order. Names are permanent once released. */
 const migrations: Record<string, Migration> = {
   '001-initial': initial,
   '002-login-throttling': loginThrottling,
+  '003-throttle-blocked-until': throttleBlockedUntil,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

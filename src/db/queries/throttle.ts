@@ -1,12 +1,88 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { ThrottleCountersTable } from '../schema/throttle-counters.js';
 
 export type ThrottleCounter = Selectable<ThrottleCountersTable>;
 
+/** One throttling scope, and how its `blocked_until` follows from its counts. */
+export interface CounterRule {
+  readonly key: string;
+  readonly account: string | null;
+  /** Seconds after its start that a window of failures is forgotten. */
+  readonly window: number;
+  /** Whether this attempt must respect the counter's block (a known IP skips the account's). */
+  readonly enforce: boolean;
+  /** Refuse once `consecutive` reaches this (the account lockout); undefined for none. */
+  readonly lockout?: number;
+  /** `blocked_until` given the counts after this attempt (SQL, so it is decided atomically). */
+  readonly blockedUntil: (counts: { failures: RawBuilder<number>; consecutive: RawBuilder<number>; windowStart: RawBuilder<number> }) => RawBuilder<number>;
+}
+
+/**
+ * Counts an attempt in one scope, unless the scope refuses it: a single upsert whose condition
+ * is the throttle check, so parallel attempts cannot all pass a check made before any of them
+ * was counted. Returns the counts after this attempt, or undefined when the attempt is refused.
+ */
+export async function reserveAttempt(db: Db, rule: CounterRule, now: number): Promise<{ consecutive: number } | undefined> {
+  const expired = sql<boolean>`throttle_counters.window_start <= ${now - rule.window}`;
+  const failures = sql<number>`(case when ${expired} then 1 else throttle_counters.failures + 1 end)`;
+  const windowStart = sql<number>`(case when ${expired} then ${now} else throttle_counters.window_start end)`;
+  const consecutive = sql<number>`(throttle_counters.consecutive + 1)`;
+  // Parameters are cast: PostgreSQL cannot type `$1 + $2` on its own.
+  const first = { failures: sql<number>`1`, consecutive: sql<number>`1`, windowStart: sql<number>`cast(${now} as bigint)` };
+  const row = await db
+    .insertInto('throttle_counters')
+    .values({
+      key: rule.key,
+      account: rule.account,
+      window_start: now,
+      failures: 1,
+      last_failure_at: now,
+      consecutive: 1,
+      blocked_until: rule.blockedUntil(first),
+    })
+    .onConflict((conflict) =>
+      conflict
+        .column('key')
+        .doUpdateSet({
+          failures,
+          window_start: windowStart,
+          last_failure_at: now,
+          consecutive,
+          blocked_until: rule.blockedUntil({ failures, consecutive, windowStart }),
+        })
+        .where((eb) => {
+          const conditions = [];
+          if (rule.enforce) conditions.push(eb('throttle_counters.blocked_until', '<=', now));
+          if (rule.lockout !== undefined) conditions.push(eb('throttle_counters.consecutive', '<', rule.lockout));
+          return eb.and(conditions);
+        }),
+    )
+    .returning('consecutive')
+    .executeTakeFirst();
+  return row;
+}
+
 export function findCounters(db: Db, keys: readonly string[]): Promise<ThrottleCounter[]> {
   return db.selectFrom('throttle_counters').selectAll().where('key', 'in', keys).execute();
+}
+
+/**
+ * Gives back an attempt that was counted when it was let through but was no failure (a success in
+ * a shared scope, or a request that could not be checked); lifts the block if it drops below.
+ */
+export async function releaseAttempt(db: Db, key: string, limit: number): Promise<void> {
+  await db
+    .updateTable('throttle_counters')
+    .set({
+      failures: sql<number>`failures - 1`,
+      consecutive: sql<number>`case when consecutive > 0 then consecutive - 1 else 0 end`,
+      blocked_until: sql<number>`case when failures - 1 >= ${limit} then blocked_until else 0 end`,
+    })
+    .where('key', '=', key)
+    .where('failures', '>', 0)
+    .execute();
 }
 
 export async function isKnownClientIp(db: Db, account: string, ip: string, since: number): Promise<boolean> {
@@ -18,28 +94,6 @@ export async function isKnownClientIp(db: Db, account: string, ip: string, since
     .where('last_success_at', '>=', since)
     .executeTakeFirst();
   return row !== undefined;
-}
-
-/**
- * Counts one failure in one scope with a single upsert: a window that has run out starts again
- * at one. Returns the consecutive count after this failure.
- */
-export async function countFailure(db: Db, counter: { key: string; account: string | null; window: number }, now: number): Promise<number> {
-  const expired = sql<boolean>`throttle_counters.window_start <= ${now - counter.window}`;
-  const row = await db
-    .insertInto('throttle_counters')
-    .values({ key: counter.key, account: counter.account, window_start: now, failures: 1, last_failure_at: now, consecutive: 1 })
-    .onConflict((conflict) =>
-      conflict.column('key').doUpdateSet({
-        failures: sql<number>`case when ${expired} then 1 else throttle_counters.failures + 1 end`,
-        window_start: sql<number>`case when ${expired} then ${now} else throttle_counters.window_start end`,
-        last_failure_at: now,
-        consecutive: sql<number>`throttle_counters.consecutive + 1`,
-      }),
-    )
-    .returning('consecutive')
-    .executeTakeFirstOrThrow();
-  return row.consecutive;
 }
 
 export async function deleteCounters(db: Db, keys: readonly string[]): Promise<void> {

@@ -2,7 +2,8 @@
  * Failed-login counters, one row per throttling scope: `ip:<ip>`, `account:<account>` or
  * `account-ip:<account>:<ip>`. `account` (the canonical school and username) lets an unlock or a
  * password change clear every row of one account. `failures` counts within the window that began
- * at `window_start`; `consecutive` counts failures since the last success (account rows only).
+ * at `window_start`; `consecutive` counts failures since the last success (account rows only);
+ * no attempt is let through before `blocked_until`.
  */
 export interface ThrottleCountersTable {
   key: string;
@@ -11,4 +12,5 @@ export interface ThrottleCountersTable {
   failures: number;
   last_failure_at: number;
   consecutive: number;
+  blocked_until: number;
 }
