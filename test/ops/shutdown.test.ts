@@ -14,7 +14,7 @@ function exitWithin<T>(promise: Promise<T>, ms: number, what: string): Promise<T
 describe.concurrent('graceful shutdown of the real server', () => {
   it('answers every in-flight login after SIGTERM, refuses new connections, then exits 0', async ({ expect }) => {
     // One hashing worker: the logins queue behind each other, so they are still running at SIGTERM.
-    const server = await startServer({ HASH_CONCURRENCY: '1', SHUTDOWN_TIMEOUT: '20' });
+    const server = await startServer({ HASH_CONCURRENCY: '1', SHUTDOWN_TIMEOUT: '20', LOGIN_THROTTLE: 'off' });
     await seedWithCli(server, PASSWORD);
     const body = JSON.stringify({ school_id: OPS_SCHOOL, username: OPS_USERNAME, password: PASSWORD });
 
