@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
-import { ACCESS_TOKEN_TYPE } from './auth/access-token.js';
+import { ACCESS_TOKEN_TYPE } from './auth/access-token-type.js';
 
 /** The claims of a verified school-auth access token. */
 export interface VerifiedAccessToken extends JWTPayload {

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { SignJWT, decodeProtectedHeader, jwtVerify, errors as joseErrors } from 'jose';
+import { decodeProtectedHeader, jwtVerify, errors as joseErrors } from 'jose';
 import type { Clock } from '../clock.js';
 import { nowSeconds } from '../clock.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
+import { ACCESS_TOKEN_TYPE } from './access-token-type.js';
+import { signJwt } from './jws.js';
 import type { SigningKeys } from './signing-keys.js';
 
-export const ACCESS_TOKEN_TYPE = 'at+jwt';
 
 export interface AccessTokenSubject {
   readonly adminId: string;
@@ -36,15 +37,17 @@ export async function issueAccessToken(
 ): Promise<{ token: string; expiresIn: number }> {
   const signer = await keys.signer();
   const iat = nowSeconds(clock);
-  const token = await new SignJWT({ school_id: subject.schoolId, username: subject.username, sid: subject.sessionId })
-    .setProtectedHeader({ alg: signer.alg, typ: ACCESS_TOKEN_TYPE, kid: signer.kid })
-    .setIssuer(config.issuer)
-    .setAudience(config.audience)
-    .setSubject(subject.adminId)
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + config.accessTokenTtl)
-    .setJti(randomUUID())
-    .sign(signer.key);
+  const token = signJwt(signer, {
+    iss: config.issuer,
+    aud: config.audience,
+    sub: subject.adminId,
+    school_id: subject.schoolId,
+    username: subject.username,
+    sid: subject.sessionId,
+    iat,
+    exp: iat + config.accessTokenTtl,
+    jti: randomUUID(),
+  });
   return { token, expiresIn: config.accessTokenTtl };
 }
 

@@ -1,9 +1,12 @@
+import { createPrivateKey, type JsonWebKey } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import type { Clock } from '../clock.js';
 import { nowSeconds } from '../clock.js';
 import type { Config, JwtAlg } from '../config.js';
 import type { Db } from '../db/database.js';
 import { insertSigningKey, listSigningKeys, type SigningKeyRow } from '../db/queries/signing-keys.js';
+import { ACCESS_TOKEN_TYPE } from './access-token-type.js';
+import { createJwsSigner, type JwsSigner } from './jws.js';
 import { scheduleKeys, type ScheduledKey } from './key-schedule.js';
 
 /** Verifiers may run a little behind our clock: keep retired keys published this much longer. */
@@ -17,7 +20,7 @@ export interface LoadedKey {
 
 interface KeySet {
   readonly loadedAt: number;
-  readonly signer: LoadedKey;
+  readonly signer: JwsSigner;
   readonly published: ReadonlyMap<string, LoadedKey>;
   readonly jwks: { keys: JWK[] };
 }
@@ -71,7 +74,7 @@ export class SigningKeys {
     this.current = undefined;
   }
 
-  async signer(): Promise<LoadedKey> {
+  async signer(): Promise<JwsSigner> {
     return (await this.keySet()).signer;
   }
 
@@ -107,10 +110,10 @@ export class SigningKeys {
       jwks.push(publicJwk);
       published.set(row.kid, { kid: row.kid, alg: row.alg, key: await importJWK(publicJwk, row.alg) });
     }
-    const privateKey = await importJWK(JSON.parse(active.row.private_jwk) as JWK, active.row.alg);
+    const privateKey = createPrivateKey({ key: JSON.parse(active.row.private_jwk) as JsonWebKey, format: 'jwk' });
     return {
       loadedAt: this.clock.now(),
-      signer: { kid: active.row.kid, alg: active.row.alg, key: privateKey },
+      signer: createJwsSigner(active.row.kid, active.row.alg, privateKey, ACCESS_TOKEN_TYPE),
       published,
       jwks: { keys: jwks },
     };
