@@ -167,7 +167,7 @@ export function loadConfig(env: Env = process.env): Config {
       ssl: read.oneOf('DATABASE_SSL', 'off', ['off', 'require', 'verify-full'] as const),
       sslCaFile: read.optional('DATABASE_SSL_CA_FILE'),
     },
-    sqliteSynchronous: read.oneOf('SQLITE_SYNCHRONOUS', 'FULL', ['NORMAL', 'FULL'] as const),
+    sqliteSynchronous: read.oneOf('SQLITE_SYNCHRONOUS', 'NORMAL', ['NORMAL', 'FULL'] as const),
     issuer: read.string('ISSUER', `http://${issuerHost}:${port}`),
     audience: read.string('AUDIENCE', 'school-admin'),
     jwtAlg: read.oneOf('JWT_ALG', 'ES256', ['ES256', 'EdDSA', 'RS256'] as const),

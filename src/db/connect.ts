@@ -18,10 +18,12 @@ export function connect(config: StorageConfig): Database {
   return connectSqlite(join(config.dataDir, SQLITE_FILE), config.sqliteSynchronous);
 }
 
-export function connectSqlite(file: string, synchronous: Config['sqliteSynchronous'] = 'FULL'): Database {
+export function connectSqlite(file: string, synchronous: Config['sqliteSynchronous'] = 'NORMAL'): Database {
   const sqlite = new SQLite(file);
   // WAL lets readers proceed during a write; busy_timeout makes a second process (the CLI) wait
-  // for the lock instead of failing at once.
+  // for the lock instead of failing at once. In WAL mode, synchronous=NORMAL keeps every committed
+  // transaction through a process crash and only risks the latest ones on an OS crash or power
+  // loss; FULL (SQLITE_SYNCHRONOUS) adds an fsync per commit, which blocks the event loop.
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma(`synchronous = ${synchronous}`);
   sqlite.pragma('busy_timeout = 5000');

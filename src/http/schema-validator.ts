@@ -35,10 +35,25 @@ function parseBody(body: unknown): Outcome {
 export const fastapiValidatorCompiler: FastifySchemaCompiler<ObjectSchema> = ({ schema, httpPart }) => {
   if (httpPart !== 'body') return (data: unknown) => ({ value: data });
   const fields = fieldsOf(schema);
-  return (data: unknown): Outcome => {
+  const validate = (data: unknown): Outcome => {
     const parsed = parseBody(data);
     if ('error' in parsed) return parsed;
     const items = validateBody(parsed.value, fields);
     return items.length === 0 ? parsed : { error: new ValidationFailure(items) };
   };
+  return (data: unknown) => withoutStackTraces(() => validate(data));
 };
+
+/**
+ * Malformed bodies are expected input, not bugs: the errors that describe them (JSON.parse's own
+ * included) need no stack trace, and capturing one costs more than parsing a small body.
+ */
+function withoutStackTraces<T>(work: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return work();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}

@@ -1,8 +1,9 @@
 import type { Db } from '../database.js';
+import { prepareQuery } from '../prepared.js';
+import { touchSession } from './sessions.js';
 
-/** Everything a refresh decides on, read with one query from the token's hash. */
-export function findRefreshGrant(db: Db, tokenHash: string) {
-  return db
+const selectRefreshGrant = prepareQuery((db: Db, tokenHash: string) =>
+  db
     .selectFrom('refresh_tokens')
     .innerJoin('sessions', 'sessions.id', 'refresh_tokens.session_id')
     .innerJoin('admins', 'admins.id', 'sessions.admin_id')
@@ -21,11 +22,30 @@ export function findRefreshGrant(db: Db, tokenHash: string) {
       'schools.school_id',
       'schools.suspended_at',
     ])
-    .where('refresh_tokens.token_hash', '=', tokenHash)
-    .executeTakeFirst();
+    .where('refresh_tokens.token_hash', '=', tokenHash),
+);
+
+/** Everything a refresh decides on, read with one query from the token's hash. */
+export async function findRefreshGrant(db: Db, tokenHash: string) {
+  return (await selectRefreshGrant(db, tokenHash)).rows[0];
 }
 
 export type RefreshGrant = NonNullable<Awaited<ReturnType<typeof findRefreshGrant>>>;
+
+const consumeToken = prepareQuery((db: Db, tokenHash: string, sessionId: string, sealed: string, now: number) =>
+  db
+    .updateTable('refresh_tokens')
+    .set({ consumed_at: now, successor_sealed: sealed })
+    .where('token_hash', '=', tokenHash)
+    .where('consumed_at', 'is', null)
+    .where((eb) =>
+      eb.exists(eb.selectFrom('sessions').select('sessions.id').where('sessions.id', '=', sessionId).where('sessions.revoked_at', 'is', null)),
+    ),
+);
+
+const insertToken = prepareQuery((db: Db, tokenHash: string, sessionId: string, now: number) =>
+  db.insertInto('refresh_tokens').values({ token_hash: tokenHash, session_id: sessionId, created_at: now, consumed_at: null, successor_sealed: null }),
+);
 
 /**
  * Rotates a refresh token. The conditional update decides races in the database: of several
@@ -37,23 +57,10 @@ export async function rotateRefreshToken(
   rotation: { tokenHash: string; sessionId: string; successorHash: string; successorSealed: string; now: number },
 ): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
-    const consumed = await trx
-      .updateTable('refresh_tokens')
-      .set({ consumed_at: rotation.now, successor_sealed: rotation.successorSealed })
-      .where('token_hash', '=', rotation.tokenHash)
-      .where('consumed_at', 'is', null)
-      .where((eb) =>
-        eb.exists(
-          eb.selectFrom('sessions').select('sessions.id').where('sessions.id', '=', rotation.sessionId).where('sessions.revoked_at', 'is', null),
-        ),
-      )
-      .executeTakeFirst();
-    if (consumed.numUpdatedRows === 0n) return false;
-    await trx
-      .insertInto('refresh_tokens')
-      .values({ token_hash: rotation.successorHash, session_id: rotation.sessionId, created_at: rotation.now, consumed_at: null, successor_sealed: null })
-      .execute();
-    await trx.updateTable('sessions').set({ last_used_at: rotation.now }).where('id', '=', rotation.sessionId).execute();
+    const consumed = await consumeToken(trx, rotation.tokenHash, rotation.sessionId, rotation.successorSealed, rotation.now);
+    if (consumed.numAffectedRows === 0n) return false;
+    await insertToken(trx, rotation.successorHash, rotation.sessionId, rotation.now);
+    await touchSession(trx, rotation.sessionId, rotation.now);
     return true;
   });
 }

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { SessionsTable } from '../schema/sessions.js';
+import { prepareQuery } from '../prepared.js';
 import { storableText } from '../text.js';
 
 export type Session = Selectable<SessionsTable>;
@@ -14,9 +15,8 @@ export async function insertSession(db: Db, session: Session, tokenHash: string)
     .execute();
 }
 
-/** What /admin/auth/me needs to decide whether a token's session is still alive. */
-export function findSessionStatus(db: Db, sessionId: string) {
-  return db
+const selectSessionStatus = prepareQuery((db: Db, sessionId: string) =>
+  db
     .selectFrom('sessions')
     .innerJoin('admins', 'admins.id', 'sessions.admin_id')
     .innerJoin('schools', 'schools.key', 'admins.school_key')
@@ -27,8 +27,12 @@ export function findSessionStatus(db: Db, sessionId: string) {
       'admins.disabled_at',
       'schools.suspended_at',
     ])
-    .where('sessions.id', '=', sessionId)
-    .executeTakeFirst();
+    .where('sessions.id', '=', sessionId),
+);
+
+/** What /admin/auth/me needs to decide whether a token's session is still alive. */
+export async function findSessionStatus(db: Db, sessionId: string) {
+  return (await selectSessionStatus(db, sessionId)).rows[0];
 }
 
 /** Ends one session; returns false when it was already ended or does not exist. */
@@ -64,8 +68,13 @@ export async function revokeSchoolSessions(db: Db, schoolKey: string, reason: st
   return Number(result.numUpdatedRows);
 }
 
+const updateLastUsed = prepareQuery((db: Db, sessionId: string, now: number) =>
+  db.updateTable('sessions').set({ last_used_at: now }).where('id', '=', sessionId),
+);
+
+/** Moves a session's idle clock. */
 export async function touchSession(db: Db, sessionId: string, now: number): Promise<void> {
-  await db.updateTable('sessions').set({ last_used_at: now }).where('id', '=', sessionId).execute();
+  await updateLastUsed(db, sessionId, now);
 }
 
 export function listSessions(db: Db, filter: { schoolKey: string; usernameKey?: string }) {
