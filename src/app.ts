@@ -10,6 +10,7 @@ import { registerMetrics } from './http/plugins/metrics.js';
 import { registerOpenApi } from './http/plugins/openapi.js';
 import { registerMeRoute } from './http/routes/me.js';
 import { registerOperationRoutes } from './http/routes/operations.js';
+import { registerRequestLifecycle } from './http/request-lifecycle.js';
 import { registerTokenRoutes } from './http/routes/tokens.js';
 import { fastapiValidatorCompiler } from './http/schema-validator.js';
 import type { Logger } from './logger.js';
@@ -50,40 +51,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerBodyParser(app);
   registerErrorHandler(app);
   registerNotFound(app);
-  app.addHook('onRequest', (request, reply, done) => {
-    void reply.header('x-request-id', request.id);
-    done();
-  });
-  // One log line per request, after the answer; bodies and headers are never logged.
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.info(
-      {
-        method: request.method,
-        route: request.routeOptions.url ?? null,
-        status: reply.statusCode,
-        durationMs: Math.round(reply.elapsedTime * 100) / 100,
-        ip: request.ip,
-      },
-      'request',
-    );
-    done();
-  });
-
   await registerCors(app, deps.config.corsOrigins);
   await registerOpenApi(app, { docs: deps.config.docsEnabled });
-  if (deps.config.metricsEnabled) registerMetrics(app, { database: deps.database, hashQueue: deps.hasher.queue });
-
-  // Once shutdown begins, every answer closes its connection: keep-alive clients would otherwise
-  // hold the server open until SHUTDOWN_TIMEOUT.
-  let closing = false;
-  app.addHook('preClose', (done) => {
-    closing = true;
-    done();
-  });
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (closing) void reply.header('connection', 'close');
-    done(null, payload);
-  });
+  const observe = deps.config.metricsEnabled ? registerMetrics(app, { database: deps.database, hashQueue: deps.hasher.queue }) : undefined;
+  registerRequestLifecycle(app, observe);
 
   registerTokenRoutes(app, deps);
   registerMeRoute(app, deps);

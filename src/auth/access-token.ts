@@ -37,7 +37,7 @@ export async function issueAccessToken(
 ): Promise<{ token: string; expiresIn: number }> {
   const signer = await keys.signer();
   const iat = nowSeconds(clock);
-  const token = signJwt(signer, {
+  const token = await signJwt(signer, {
     iss: config.issuer,
     aud: config.audience,
     sub: subject.adminId,

@@ -14,20 +14,22 @@ export function createJwsSigner(kid: string, alg: string, privateKey: KeyObject,
 }
 
 /**
- * Signs a JWT with node:crypto, synchronously on the event loop. jose signs through WebCrypto,
- * which hops to the thread pool and back for every token: on the refresh path that costs about
- * twice the CPU, and it competes with password hashing for the same pool. Verification, where the
+ * Signs a JWT with node:crypto on the thread pool, so the signature (the largest cost of a
+ * refresh) runs beside the event loop instead of on it. jose's signing goes through WebCrypto,
+ * whose argument handling costs more than the signature itself here. Verification, where the
  * security checks are, stays with jose (see access-token.ts), and the tests verify what this
  * produces with jose.
  */
-export function signJwt(signer: JwsSigner, claims: Record<string, unknown>): string {
+export function signJwt(signer: JwsSigner, claims: Record<string, unknown>): Promise<string> {
   const signingInput = `${signer.encodedHeader}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-  const signature = sign(digestOf(signer.alg), Buffer.from(signingInput), {
-    key: signer.privateKey,
-    // JWS wants the raw r||s form of an ECDSA signature, not DER (RFC 7518 §3.4).
-    dsaEncoding: 'ieee-p1363',
+  // JWS wants the raw r||s form of an ECDSA signature, not DER (RFC 7518 §3.4).
+  const key = { key: signer.privateKey, dsaEncoding: 'ieee-p1363' as const };
+  return new Promise((resolve, reject) => {
+    sign(digestOf(signer.alg), Buffer.from(signingInput), key, (error, signature) => {
+      if (error !== null) reject(error);
+      else resolve(`${signingInput}.${signature.toString('base64url')}`);
+    });
   });
-  return `${signingInput}.${signature.toString('base64url')}`;
 }
 
 function digestOf(alg: string): string | null {

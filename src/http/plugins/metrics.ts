@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { WorkQueue } from '../../auth/work-queue.js';
 import type { Database } from '../../db/database.js';
+import type { ResponseObserver } from '../request-lifecycle.js';
 
 type Outcome = 'success' | 'refused' | 'throttled' | 'invalid_body' | 'error';
 
@@ -14,8 +15,11 @@ function outcomeOf(status: number): Outcome {
   return 'error';
 }
 
-/** Prometheus metrics on their own registry, so each app (and each test) has its own. */
-export function registerMetrics(app: FastifyInstance, sources: { database: Database; hashQueue: WorkQueue }): void {
+/**
+ * Prometheus metrics on their own registry, so each app (and each test) has its own. Returns the
+ * observer the request lifecycle calls once per answered request.
+ */
+export function registerMetrics(app: FastifyInstance, sources: { database: Database; hashQueue: WorkQueue }): ResponseObserver {
   const registry = new Registry();
   registry.setDefaultLabels({ service: 'school-auth' });
   collectDefaultMetrics({ register: registry });
@@ -57,13 +61,6 @@ export function registerMetrics(app: FastifyInstance, sources: { database: Datab
     },
   });
 
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    duration.observe({ route, method: request.method, status: reply.statusCode }, reply.elapsedTime / 1000);
-    if (route === '/admin/auth/login') logins.inc({ outcome: outcomeOf(reply.statusCode) });
-    else if (route === '/auth/refresh') refreshes.inc({ outcome: outcomeOf(reply.statusCode) });
-    done();
-  });
 
   const schema = {
     summary: 'Prometheus metrics',
@@ -74,4 +71,11 @@ export function registerMetrics(app: FastifyInstance, sources: { database: Datab
   app.get('/metrics', { schema }, async (_request, reply) => {
     return reply.header('content-type', registry.contentType).send(await registry.metrics());
   });
+
+  return (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    duration.observe({ route, method: request.method, status: reply.statusCode }, reply.elapsedTime / 1000);
+    if (route === '/admin/auth/login') logins.inc({ outcome: outcomeOf(reply.statusCode) });
+    else if (route === '/auth/refresh') refreshes.inc({ outcome: outcomeOf(reply.statusCode) });
+  };
 }
