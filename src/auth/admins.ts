@@ -3,7 +3,7 @@ import { nowSeconds } from '../clock.js';
 import { findAdminForLogin, insertAdmin, setAdminDisabled, updatePasswordHash, type AdminForLogin } from '../db/queries/admins.js';
 import { revokeAdminSessions } from '../db/queries/sessions.js';
 import { UsageError } from '../errors.js';
-import { CLI_CONTEXT, recordEvent } from './audit.js';
+import { CLI_CONTEXT, aboutAdmin, recordEvent } from './audit.js';
 import type { AuthDeps } from './deps.js';
 import { canonicalKey } from './identity.js';
 import { checkNewPassword } from './passwords.js';
@@ -63,9 +63,7 @@ export async function changePassword(deps: Deps, ref: AdminRef, password: string
   await unlockAccount(deps.db, accountOf(admin.school_key, admin.username_key));
   await recordEvent(deps.db, deps.clock, CLI_CONTEXT, {
     type: 'admin.password_changed',
-    schoolId: admin.school_key,
-    username: admin.username,
-    adminId: admin.id,
+    ...aboutAdmin(admin),
     detail: `${ended} sessions ended`,
   });
   return ended;
@@ -75,7 +73,7 @@ export async function changePassword(deps: Deps, ref: AdminRef, password: string
 export async function unlockAdmin(deps: Pick<AuthDeps, 'db' | 'clock'>, ref: AdminRef): Promise<number> {
   const admin = await requireAdmin(deps, ref);
   const cleared = await unlockAccount(deps.db, accountOf(admin.school_key, admin.username_key));
-  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, { type: 'admin.unlocked', schoolId: admin.school_key, username: admin.username, adminId: admin.id });
+  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, { type: 'admin.unlocked', ...aboutAdmin(admin) });
   return cleared;
 }
 
@@ -87,9 +85,7 @@ export async function setAdminEnabled(deps: Pick<AuthDeps, 'db' | 'clock'>, ref:
   const ended = enabled ? 0 : await revokeAdminSessions(deps.db, admin.id, 'admin_disabled', now);
   await recordEvent(deps.db, deps.clock, CLI_CONTEXT, {
     type: enabled ? 'admin.enabled' : 'admin.disabled',
-    schoolId: admin.school_key,
-    username: admin.username,
-    adminId: admin.id,
+    ...aboutAdmin(admin),
     detail: enabled ? null : `${ended} sessions ended`,
   });
   return ended;

@@ -37,6 +37,11 @@ export interface AuditEntry {
   readonly detail?: string | null;
 }
 
+/** The audit fields that name an administrator. */
+export function aboutAdmin(admin: { readonly id: string; readonly school_key: string; readonly username: string }) {
+  return { schoolId: admin.school_key, username: admin.username, adminId: admin.id };
+}
+
 /** Appends to the audit trail. `schoolId` is the canonical school key, so filters match it. */
 export async function recordEvent(db: Db, clock: Clock, context: RequestContext, entry: AuditEntry): Promise<void> {
   await insertEvent(db, {

@@ -4,7 +4,7 @@ import { findAdminForLogin, replacePasswordHash, type AdminForLogin } from '../d
 import { insertSession } from '../db/queries/sessions.js';
 import { AppError } from '../errors.js';
 import { issueAccessToken } from './access-token.js';
-import { recordEvent, type RequestContext } from './audit.js';
+import { aboutAdmin, recordEvent, type RequestContext } from './audit.js';
 import type { AuthDeps } from './deps.js';
 import { canonicalKey } from './identity.js';
 import { generateRefreshToken, hashRefreshToken } from './refresh-token.js';
@@ -117,9 +117,7 @@ async function startSession(
     await insertSession(trx, session, hashRefreshToken(refreshToken));
     await recordEvent(trx, deps.clock, context, {
       type: 'login.success',
-      schoolId: admin.school_key,
-      username: admin.username,
-      adminId: admin.id,
+      ...aboutAdmin(admin),
       sessionId,
     });
   });

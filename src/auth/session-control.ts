@@ -2,7 +2,7 @@ import { nowSeconds } from '../clock.js';
 import { findSession, revokeAdminSessions, revokeSession } from '../db/queries/sessions.js';
 import { UsageError } from '../errors.js';
 import { requireAdmin, type AdminRef } from './admins.js';
-import { CLI_CONTEXT, recordEvent } from './audit.js';
+import { CLI_CONTEXT, aboutAdmin, recordEvent } from './audit.js';
 import type { AuthDeps } from './deps.js';
 
 type Deps = Pick<AuthDeps, 'db' | 'clock'>;
@@ -30,9 +30,7 @@ export async function revokeSessionsOfAdmin(deps: Deps, ref: AdminRef): Promise<
   const ended = await revokeAdminSessions(deps.db, admin.id, 'revoked', nowSeconds(deps.clock));
   await recordEvent(deps.db, deps.clock, CLI_CONTEXT, {
     type: 'session.revoked',
-    schoolId: admin.school_key,
-    username: admin.username,
-    adminId: admin.id,
+    ...aboutAdmin(admin),
     detail: `${ended} sessions ended`,
   });
   return ended;

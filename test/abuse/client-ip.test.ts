@@ -2,22 +2,14 @@
  * Which client IP the throttling and the audit trail see (DESIGN.md §4): the socket peer, and
  * `X-Forwarded-For` only when the peer is a configured trusted proxy (read right to left).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listEvents } from '../../src/db/queries/events.js';
-import { createTestApp, seedAdmin, type TestApp } from '../helpers/app.js';
+import { useTestApps, seedAdmin, type TestApp } from '../helpers/app.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
 import { attempt, ipFor, outcome, refused, throttled, wrong } from '../helpers/abuse-login.js';
 
 describe.each(TEST_DIALECTS)('client IP on %s', (dialect) => {
-  const opened: TestApp[] = [];
-  async function open(env: Record<string, string> = {}): Promise<TestApp> {
-    const t = await createTestApp(env, dialect);
-    opened.push(t);
-    return t;
-  }
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((t) => t.close()));
-  });
+  const open = useTestApps(dialect);
 
   /** The IP recorded with the newest audit event. */
   async function lastEventIp(t: TestApp, type: string): Promise<string | null | undefined> {

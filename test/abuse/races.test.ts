@@ -6,10 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connectPostgres } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { createTestApp, postJson, seedAdmin, signIn, type TestApp } from '../helpers/app.js';
+import { useTestApps, postJson, seedAdmin, signIn, type TestApp } from '../helpers/app.js';
 import { TEST_DIALECTS, TEST_POSTGRES_URL } from '../helpers/database.js';
 import { attempt, wrong } from '../helpers/abuse-login.js';
 
@@ -17,15 +17,7 @@ const REFRESH = '/auth/refresh';
 const LOGOUT = '/auth/logout';
 
 describe.each(TEST_DIALECTS)('races on %s', (dialect) => {
-  const opened: TestApp[] = [];
-  async function open(env: Record<string, string> = {}): Promise<TestApp> {
-    const t = await createTestApp(env, dialect);
-    opened.push(t);
-    return t;
-  }
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((t) => t.close()));
-  });
+  const open = useTestApps(dialect);
 
   const refresh = (t: TestApp, token: string) => postJson(t.app, REFRESH, { refresh_token: token });
   const logout = (t: TestApp, token: string) => postJson(t.app, LOGOUT, { refresh_token: token });

@@ -4,25 +4,17 @@
  * across IPs (sparing IPs that signed in before), layer 3 per client IP (spraying), layer 4 the
  * lockout after 100 consecutive failures.
  */
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { changePassword, setAdminEnabled, unlockAdmin } from '../../src/auth/admins.js';
 import { listEvents } from '../../src/db/queries/events.js';
-import { createTestApp, seedAdmin, type TestApp } from '../helpers/app.js';
+import { useTestApps, seedAdmin, type TestApp } from '../helpers/app.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
 import { LOGIN, attempt, countRows, ipFor, outcome, refused, throttled, wrong, type Creds } from '../helpers/abuse-login.js';
 
 const DAY = 86_400;
 
 describe.each(TEST_DIALECTS)('login throttling on %s', (dialect) => {
-  const opened: TestApp[] = [];
-  async function open(env: Record<string, string> = {}): Promise<TestApp> {
-    const t = await createTestApp(env, dialect);
-    opened.push(t);
-    return t;
-  }
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((t) => t.close()));
-  });
+  const open = useTestApps(dialect);
 
   async function events(t: TestApp, type: string) {
     return (await listEvents(t.services.db, { limit: 100_000 })).filter((event) => event.type === type).reverse();

@@ -1,4 +1,5 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { afterEach } from 'vitest';
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { addAdmin } from '../../src/auth/admins.js';
@@ -66,4 +67,17 @@ export async function signIn(app: FastifyInstance, credentials: { schoolId: stri
   });
   if (response.statusCode !== 200) throw new Error(`login answered ${response.statusCode}: ${response.body}`);
   return response.json<{ access_token: string; refresh_token: string; expires_in: number; refresh_expires_in: number }>();
+}
+
+/** Opens test apps on one dialect, each closed after the test that opened it. */
+export function useTestApps(dialect: Dialect): (env?: Record<string, string>) => Promise<TestApp> {
+  const opened: TestApp[] = [];
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((t) => t.close()));
+  });
+  return async (env = {}) => {
+    const t = await createTestApp(env, dialect);
+    opened.push(t);
+    return t;
+  };
 }
