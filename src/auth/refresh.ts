@@ -76,7 +76,7 @@ async function rotateToken(deps: AuthDeps, grant: RefreshGrant, token: string, c
 /** Another request consumed the token first (or the session was revoked): decide from what it wrote. */
 async function replayAfterLostRace(deps: AuthDeps, token: string, context: RequestContext): Promise<RefreshResult> {
   const grant = await findRefreshGrant(deps.db, hashRefreshToken(token));
-  if (grant?.consumed_at === null || grant === undefined) throw invalid();
+  if (grant === undefined || grant.consumed_at === null) throw invalid();
   return replayConsumedToken(deps, grant, token, context);
 }
 

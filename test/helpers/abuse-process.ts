@@ -4,23 +4,17 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { send } from './abuse-http.js';
+import { CLI_MAIN, childEnv } from './cli-run.js';
 
-export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const MAIN = join(REPO, 'dist', 'cli', 'main.js');
+export { CLI_MAIN as MAIN, REPO_ROOT as REPO } from './cli-run.js';
 
 export function requireBuild(): void {
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` before the crash tests`);
+  if (!existsSync(CLI_MAIN)) throw new Error(`${CLI_MAIN} is missing: run \`npm run build\` before the crash tests`);
 }
 
-const SERVICE_VARIABLE = /^(HOST|PORT|DATA_DIR|DATABASE_URL|DATABASE_.*|SQLITE_.*|ISSUER|AUDIENCE|JWT_ALG|ACCESS_TOKEN_TTL|BODY_LIMIT|TRUST_PROXY|LOG_LEVEL|SHUTDOWN_TIMEOUT|LOGIN_THROTTLE|LOCKOUT_FAILURES|NODE_OPTIONS|REFRESH_.*|KEY_.*|ARGON2_.*|HASH_.*|THROTTLE_.*)$/;
-
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) if (!SERVICE_VARIABLE.test(name)) env[name] = value;
-  return { ...env, ...extra };
+  return childEnv(extra);
 }
 
 export interface Finished {
@@ -33,7 +27,7 @@ export interface Finished {
 /** Runs one CLI command to its end (stdin: `input`, then closed). */
 export function cli(args: readonly string[], env: Record<string, string>, cwd: string, input = ''): Promise<Finished> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { cwd, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI_MAIN, ...args], { cwd, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -65,7 +59,7 @@ export class ServiceProcess {
   }
 
   static start(env: Record<string, string>, cwd: string): ServiceProcess {
-    return new ServiceProcess(spawn(process.execPath, [MAIN, 'serve'], { cwd, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] }));
+    return new ServiceProcess(spawn(process.execPath, [CLI_MAIN, 'serve'], { cwd, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] }));
   }
 
   get running(): boolean {

@@ -10,31 +10,14 @@ export const CLI_MAIN = join(REPO_ROOT, 'dist', 'cli', 'main.js');
 if (!existsSync(CLI_MAIN)) throw new Error(`${CLI_MAIN} is missing: run \`npm run build\` before these tests`);
 
 /** Settings the service reads: never inherited from the environment of whoever runs the tests. */
-const CONFIG_VARIABLES = new Set([
-  'HOST',
-  'PORT',
-  'DATA_DIR',
-  'DATABASE_URL',
-  'SQLITE_SYNCHRONOUS',
-  'ISSUER',
-  'AUDIENCE',
-  'JWT_ALG',
-  'ACCESS_TOKEN_TTL',
-  'BODY_LIMIT',
-  'TRUST_PROXY',
-  'LOG_LEVEL',
-  'SHUTDOWN_TIMEOUT',
-  'LOGIN_THROTTLE',
-  'LOCKOUT_FAILURES',
-  'NODE_OPTIONS',
-]);
-const CONFIG_PREFIXES = /^(REFRESH_|KEY_|ARGON2_|HASH_|THROTTLE_)/;
+const SERVICE_VARIABLE =
+  /^(HOST|PORT|DATA_DIR|DATABASE_.*|SQLITE_.*|ISSUER|AUDIENCE|JWT_ALG|ACCESS_TOKEN_TTL|REFRESH_.*|KEY_.*|ARGON2_.*|HASH_.*|LOGIN_THROTTLE|THROTTLE_.*|LOCKOUT_FAILURES|BODY_LIMIT|REQUEST_TIMEOUT|TRUST_PROXY|LOG_LEVEL|SHUTDOWN_TIMEOUT|METRICS_ENABLED|DOCS_ENABLED|CORS_ORIGINS|NODE_OPTIONS)$/;
 
 /** The test runner's environment without any service setting, plus `extra` (undefined removes). */
 export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
-    if (!CONFIG_VARIABLES.has(name) && !CONFIG_PREFIXES.test(name)) env[name] = value;
+    if (!SERVICE_VARIABLE.test(name)) env[name] = value;
   }
   for (const [name, value] of Object.entries(extra)) {
     if (value === undefined) delete env[name];

@@ -1,47 +1,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { CLI_MAIN, childEnv as serviceEnv } from './cli-run.js';
+import { freePort } from './server-process.js';
 
 /**
  * Operations tests drive the REAL compiled service (`npm run build` first): `node dist/cli/main.js`
  * as child processes, each with its own temporary working directory and SQLite DATA_DIR.
  */
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const CLI_MAIN = join(REPO_ROOT, 'dist', 'cli', 'main.js');
+export { CLI_MAIN, REPO_ROOT, childEnv as serviceEnv } from './cli-run.js';
+export { freePort } from './server-process.js';
 
 export function assertBuilt(): void {
   if (!existsSync(CLI_MAIN)) throw new Error(`${CLI_MAIN} is missing: run \`npm run build\` before test/ops`);
-}
-
-/** Variables the service reads: never inherited from whoever runs the tests. */
-const SERVICE_VARIABLE =
-  /^(HOST|PORT|DATA_DIR|DATABASE_.*|SQLITE_.*|ISSUER|AUDIENCE|JWT_ALG|ACCESS_TOKEN_TTL|REFRESH_.*|KEY_.*|ARGON2_.*|HASH_.*|LOGIN_THROTTLE|THROTTLE_.*|LOCKOUT_FAILURES|BODY_LIMIT|TRUST_PROXY|LOG_LEVEL|SHUTDOWN_TIMEOUT|METRICS_ENABLED|DOCS_ENABLED|CORS_ORIGINS|NODE_OPTIONS)$/;
-
-export function serviceEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) if (!SERVICE_VARIABLE.test(name)) env[name] = value;
-  for (const [name, value] of Object.entries(extra)) {
-    if (value === undefined) delete env[name];
-    else env[name] = value;
-  }
-  return env;
-}
-
-/** A TCP port nobody listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 export interface CliResult {

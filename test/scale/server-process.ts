@@ -1,20 +1,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { CLI_MAIN as CLI } from '../helpers/cli-run.js';
+import { freePort } from '../helpers/server-process.js';
 
-export const REPO = resolve(import.meta.dirname, '..', '..');
-const CLI = join(REPO, 'dist', 'cli', 'main.js');
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
+export { REPO_ROOT as REPO } from '../helpers/cli-run.js';
+export { freePort };
 
 /** Runs a `school-auth` command to completion; throws with its stderr when it fails. */
 export function cli(args: string[], env: Record<string, string>, input?: string): string {
