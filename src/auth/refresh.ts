@@ -23,13 +23,20 @@ const invalid = () => new AppError('INVALID_REFRESH_TOKEN');
  * A flat list of guards: unknown, consumed, ended or expired tokens are all the same 401.
  */
 export async function exchangeRefreshToken(deps: AuthDeps, token: string, context: RequestContext): Promise<RefreshResult> {
-  const grant = await findRefreshGrant(deps.db, hashRefreshToken(token));
+  const presented: Presented = { token, hash: hashRefreshToken(token) };
+  const grant = await findRefreshGrant(deps.db, presented.hash);
   if (grant === undefined) throw invalid();
   const now = nowSeconds(deps.clock);
-  if (grant.consumed_at !== null) return replayConsumedToken(deps, grant, token, context);
+  if (grant.consumed_at !== null) return replayConsumedToken(deps, grant, presented, context);
   if (!isGrantAlive(grant, now, deps.config)) throw invalid();
   if (!deps.config.refreshTokenRotation) return reuseToken(deps, grant, now);
-  return rotateToken(deps, grant, token, context, now);
+  return rotateToken(deps, grant, presented, context, now);
+}
+
+/** The refresh token as presented, hashed once. */
+interface Presented {
+  readonly token: string;
+  readonly hash: string;
 }
 
 /** Whether the session behind a token may still be used at `now`. */
@@ -60,24 +67,24 @@ async function reuseToken(deps: AuthDeps, grant: RefreshGrant, now: number): Pro
   return { accessToken: access.token, expiresIn: access.expiresIn };
 }
 
-async function rotateToken(deps: AuthDeps, grant: RefreshGrant, token: string, context: RequestContext, now: number): Promise<RefreshResult> {
+async function rotateToken(deps: AuthDeps, grant: RefreshGrant, presented: Presented, context: RequestContext, now: number): Promise<RefreshResult> {
   const successor = generateRefreshToken();
   const won = await rotateRefreshToken(deps.db, {
-    tokenHash: hashRefreshToken(token),
+    tokenHash: presented.hash,
     sessionId: grant.session_id,
     successorHash: hashRefreshToken(successor),
-    successorSealed: sealSuccessor(token, successor),
+    successorSealed: sealSuccessor(presented.token, successor),
     now,
   });
-  if (!won) return replayAfterLostRace(deps, token, context);
+  if (!won) return replayAfterLostRace(deps, presented, context);
   return rotatedResult(deps, grant, successor, now);
 }
 
 /** Another request consumed the token first (or the session was revoked): decide from what it wrote. */
-async function replayAfterLostRace(deps: AuthDeps, token: string, context: RequestContext): Promise<RefreshResult> {
-  const grant = await findRefreshGrant(deps.db, hashRefreshToken(token));
+async function replayAfterLostRace(deps: AuthDeps, presented: Presented, context: RequestContext): Promise<RefreshResult> {
+  const grant = await findRefreshGrant(deps.db, presented.hash);
   if (grant === undefined || grant.consumed_at === null) throw invalid();
-  return replayConsumedToken(deps, grant, token, context);
+  return replayConsumedToken(deps, grant, presented, context);
 }
 
 /**
@@ -85,12 +92,12 @@ async function replayAfterLostRace(deps: AuthDeps, token: string, context: Reque
  * yields the same successor; later it is treated as theft: the whole session is revoked and the
  * reuse recorded (RFC 9700 §4.14.2).
  */
-async function replayConsumedToken(deps: AuthDeps, grant: RefreshGrant, token: string, context: RequestContext): Promise<RefreshResult> {
+async function replayConsumedToken(deps: AuthDeps, grant: RefreshGrant, presented: Presented, context: RequestContext): Promise<RefreshResult> {
   const now = nowSeconds(deps.clock);
   // An ended session has nothing left to protect: no successor, no reuse event.
   if (!isGrantAlive(grant, now, deps.config)) throw invalid();
   const consumedAt = grant.consumed_at ?? now;
-  const successor = grant.successor_sealed === null ? undefined : openSuccessor(token, grant.successor_sealed);
+  const successor = grant.successor_sealed === null ? undefined : openSuccessor(presented.token, grant.successor_sealed);
   if (now - consumedAt <= deps.config.refreshReuseGrace && successor !== undefined) {
     return rotatedResult(deps, grant, successor, now);
   }

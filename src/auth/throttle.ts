@@ -30,13 +30,10 @@ function keys(account: string, ip: string) {
   return { accountIp: `account-ip:${account}:${ip}`, ip: `ip:${ip}`, account: `account:${account}` };
 }
 
-/** 2^(n - free) seconds once `free` failures are used up, capped: 0 while still free. */
-export function backoffSeconds(failures: number, free: number, cap: number): number {
-  if (failures < free) return 0;
-  return Math.min(2 ** Math.min(failures - free, 30), cap);
-}
-
-/** backoffSeconds as SQL: a CASE ladder, since SQLite has no portable pow(). */
+/**
+ * 2^(n - free) seconds once `free` failures are used up, capped at `cap`, 0 while still free:
+ * written as a CASE ladder, since SQLite has no portable pow().
+ */
 function backoffSql(n: RawBuilder<number>, free: number, cap: number): RawBuilder<number> {
   const steps: RawBuilder<unknown>[] = [sql`when ${n} < ${free} then 0`];
   for (let exponent = 0; 2 ** exponent < cap; exponent += 1) steps.push(sql`when ${n} = ${free + exponent} then ${2 ** exponent}`);

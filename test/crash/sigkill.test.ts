@@ -5,14 +5,13 @@
  * nothing half-written may be visible: no session without a refresh token, no refresh token
  * without its session, no rotated token without its successor.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_DIALECTS, TEST_POSTGRES_URL } from '../helpers/database.js';
+import { TEST_DIALECTS, createPostgresDatabase } from '../helpers/database.js';
 import { freePort, postJsonTo } from '../helpers/abuse-http.js';
 import { ServiceProcess, cli, requireBuild } from '../helpers/abuse-process.js';
 
@@ -71,15 +70,6 @@ async function snapshotPostgres(url: string): Promise<Snapshot> {
   }
 }
 
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
 
 const variants = TEST_DIALECTS.flatMap((dialect) => (['off', 'on'] as const).map((rotation) => ({ dialect, rotation })));
 
@@ -108,12 +98,9 @@ describe.each(variants)('SIGKILL under load ($dialect, REFRESH_TOKEN_ROTATION=$r
     };
     let databaseUrl: string | undefined;
     if (dialect === 'postgres') {
-      const name = `school_auth_crash_${randomBytes(5).toString('hex')}`;
-      await adminQuery(`create database ${name}`);
-      cleanups.push(() => adminQuery(`drop database if exists ${name} with (force)`));
-      const url = new URL(TEST_POSTGRES_URL);
-      url.pathname = `/${name}`;
-      databaseUrl = url.toString();
+      const database = await createPostgresDatabase();
+      cleanups.push(() => database.drop());
+      databaseUrl = database.url;
       env.DATABASE_URL = databaseUrl;
     }
 

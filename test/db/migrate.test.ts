@@ -6,8 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { connectPostgres, connectSqlite } from '../../src/db/connect.js';
 import type { Database } from '../../src/db/database.js';
 import { LATEST_MIGRATION, isMigrated, migrateToLatest } from '../../src/db/migrate.js';
-import { TEST_DIALECTS, createTestDatabase } from '../helpers/database.js';
-import { createPostgresDatabase } from '../scale/postgres-database.js';
+import { TEST_DIALECTS, createPostgresDatabase, createTestDatabase } from '../helpers/database.js';
 import { REPO } from '../scale/server-process.js';
 
 describe.each(TEST_DIALECTS)('migrations on %s', (dialect) => {

@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { send } from './abuse-http.js';
-import { CLI_MAIN, childEnv } from './cli-run.js';
+import { CLI_MAIN, childEnv, runCli, type CliResult } from './cli-run.js';
 
 export { CLI_MAIN as MAIN, REPO_ROOT as REPO } from './cli-run.js';
 
@@ -17,33 +17,11 @@ export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return childEnv(extra);
 }
 
-export interface Finished {
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+export type Finished = CliResult;
 
 /** Runs one CLI command to its end (stdin: `input`, then closed). */
 export function cli(args: readonly string[], env: Record<string, string>, cwd: string, input = ''): Promise<Finished> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI_MAIN, ...args], { cwd, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`school-auth ${args.join(' ')} did not finish in 30 s\n${stdout}\n${stderr}`));
-    }, 30_000);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolvePromise({ code, signal, stdout, stderr });
-    });
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(input);
-  });
+  return runCli(args, { env, cwd, input, timeoutMs: 30_000 });
 }
 
 /** `school-auth serve` as a child process. */

@@ -65,12 +65,27 @@ async function createPostgresSchema(): Promise<Database> {
   };
 }
 
-async function adminQuery(text: string): Promise<void> {
+/** Runs one statement as the server's admin user, outside any test database. */
+export async function adminQuery(text: string, values: unknown[] = []): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
   await client.connect();
   try {
-    await client.query(text);
+    return await client.query(text, values);
   } finally {
     await client.end();
   }
+}
+
+/** A whole PostgreSQL database of its own, for tests that run real server processes on it. */
+export async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `school_auth_test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`create database ${name}`);
+  const url = new URL(TEST_POSTGRES_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await adminQuery(`drop database if exists ${name} with (force)`);
+    },
+  };
 }

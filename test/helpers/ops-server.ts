@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI_MAIN, childEnv as serviceEnv } from './cli-run.js';
+import { CLI_MAIN, childEnv as serviceEnv, runCli as runCliProcess, type CliResult } from './cli-run.js';
 import { freePort } from './server-process.js';
 
 /**
@@ -17,12 +17,7 @@ export function assertBuilt(): void {
   if (!existsSync(CLI_MAIN)) throw new Error(`${CLI_MAIN} is missing: run \`npm run build\` before test/ops`);
 }
 
-export interface CliResult {
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+export type { CliResult };
 
 export interface CliOptions {
   readonly cwd: string;
@@ -43,29 +38,7 @@ function track(child: ChildProcess): void {
 /** `node dist/cli/main.js ...args`, to completion. */
 export function runCli(args: readonly string[], options: CliOptions): Promise<CliResult> {
   assertBuilt();
-  return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, [CLI_MAIN, ...args], { cwd: options.cwd, env: serviceEnv(options.env), stdio: 'pipe' });
-    track(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timeoutMs = options.timeoutMs ?? 20_000;
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`school-auth ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, timeoutMs);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      resolveRun({ code, signal, stdout, stderr });
-    });
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(options.input ?? '');
-  });
+  return runCliProcess(args, { ...options, timeoutMs: options.timeoutMs ?? 20_000 }, track);
 }
 
 /** A fresh temporary directory, removed by `cleanupOps()`. */

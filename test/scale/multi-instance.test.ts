@@ -1,7 +1,6 @@
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { createPostgresDatabase } from './postgres-database.js';
+import { TEST_DIALECTS, createPostgresDatabase } from '../helpers/database.js';
 import { cli, post, startServer, type ServerProcess } from './server-process.js';
 
 const PASSWORD = 'correct horse battery staple';

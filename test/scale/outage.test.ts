@@ -6,8 +6,7 @@ import { openServices, type Services } from '../../src/services.js';
 import type { FastifyInstance } from 'fastify';
 import { postJson, seedAdmin, signIn, testConfig } from '../helpers/app.js';
 import { TestClock } from '../helpers/clock.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { adminQuery, createPostgresDatabase } from './postgres-database.js';
+import { TEST_DIALECTS, adminQuery, createPostgresDatabase } from '../helpers/database.js';
 import { TcpProxy } from './tcp-proxy.js';
 
 /** The service against a real PostgreSQL that goes away and comes back while it runs. */
