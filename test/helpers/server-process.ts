@@ -35,6 +35,20 @@ export interface LogLine {
   readonly [key: string]: unknown;
 }
 
+/** JSON log output, one object a line; throws on a line that is not JSON. */
+export function parseLogLines(output: string): LogLine[] {
+  return output
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      try {
+        return JSON.parse(line) as LogLine;
+      } catch {
+        throw new Error(`log line is not JSON: ${line}`);
+      }
+    });
+}
+
 /** `node dist/cli/main.js serve` as a child process, its output collected. */
 export class ServerProcess {
   stdout = '';
@@ -99,16 +113,7 @@ export class ServerProcess {
 
   /** Every line of standard output, parsed as JSON; throws on a line that is not JSON. */
   logLines(): LogLine[] {
-    return this.stdout
-      .split('\n')
-      .filter((line) => line.trim() !== '')
-      .map((line) => {
-        try {
-          return JSON.parse(line) as LogLine;
-        } catch {
-          throw new Error(`log line is not JSON: ${line}`);
-        }
-      });
+    return parseLogLines(this.stdout);
   }
 
   /** The one-per-request lines. */

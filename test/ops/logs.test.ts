@@ -1,3 +1,4 @@
+import { parseLogLines } from '../helpers/server-process.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OPS_SCHOOL, OPS_USERNAME, cleanupOps, startServer, type CliResult, type RunningServer } from '../helpers/ops-server.js';
 
@@ -10,17 +11,6 @@ const PASSWORD_IN_BAD_JSON = 'json-body Passphrase-for-logs 4';
 const PASSWORD_IN_TEXT = 'text-body Passphrase-for-logs 5';
 const PASSWORD_TOO_LONG = `too-long-${'Passphrase-for-logs-6 '.repeat(60)}`;
 
-interface LogLine {
-  level: number;
-  msg: string;
-  reqId?: string;
-  route?: string | null;
-  status?: number;
-  durationMs?: number;
-  ip?: string;
-  method?: string;
-  [key: string]: unknown;
-}
 
 interface Sent {
   readonly id: string | undefined;
@@ -57,18 +47,6 @@ class Scenario {
   }
 }
 
-function parseLines(output: string): LogLine[] {
-  return output
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => {
-      try {
-        return JSON.parse(line) as LogLine;
-      } catch {
-        throw new Error(`a server stdout line is not JSON: ${line}`);
-      }
-    });
-}
 
 describe('server logs through a whole scenario', () => {
   it('has one JSON line per request, keeps sane request ids, and never contains a secret', async () => {
@@ -148,7 +126,7 @@ describe('server logs through a whole scenario', () => {
     expect(events.stdout).toContain(OPS_USERNAME);
 
     // The lines of the requests above; startServer's own GET /healthz polls are not part of the scenario.
-    const requestLinesNow = () => parseLines(server.stdout()).filter((line) => line.msg === 'request' && line.route !== '/healthz');
+    const requestLinesNow = () => parseLogLines(server.stdout()).filter((line) => line.msg === 'request' && line.route !== '/healthz');
     // Let the last log lines reach the pipe.
     await expect.poll(() => requestLinesNow().length, { timeout: 5000 }).toBe(s.sent.length);
     const requestLines = requestLinesNow();
