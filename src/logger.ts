@@ -5,7 +5,9 @@ export type Logger = FastifyBaseLogger;
 
 /**
  * Structured JSON logs. Secrets never reach a log line: request bodies are not logged, and the
- * paths below are censored should anything ever attach them.
+ * paths below are censored should anything ever attach them. The paths are explicit: a wildcard
+ * (`*.password`) makes pino run every top-level key of every line, and of every per-request child
+ * logger's bindings, through the redactor, which cost about a tenth of a cheap request.
  */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
@@ -19,9 +21,10 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
           'password',
           'refresh_token',
           'access_token',
-          '*.password',
-          '*.refresh_token',
-          '*.access_token',
+          'body.password',
+          'body.refresh_token',
+          'req.body.password',
+          'req.body.refresh_token',
         ],
         censor: '[redacted]',
       },

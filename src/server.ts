@@ -4,6 +4,8 @@ import type { Config } from './config.js';
 import { UsageError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { openServices } from './services.js';
+import { systemClock } from './clock.js';
+import { connect } from './db/connect.js';
 
 /** Turns the usual reasons a port cannot be taken into a message naming the settings to change. */
 function listenProblem(error: unknown, config: Config): unknown {
@@ -21,7 +23,8 @@ function listenProblem(error: unknown, config: Config): unknown {
  * database and exit 0.
  */
 export async function serve(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<FastifyInstance> {
-  const services = await openServices(config);
+  const database = connect(config, { onCheckpointerError: (error) => logger.error({ err: error }, 'WAL checkpointer failed; SQLite checkpoints on its own') });
+  const services = await openServices(config, systemClock, database);
   const app = await buildApp({ ...services, logger });
   try {
     await app.listen({ host: config.host, port: config.port });

@@ -54,8 +54,8 @@ export function isGrantAlive(
 
 /**
  * The idle clock is written at most once a minute (a tenth of the idle timeout when that is
- * shorter), so most refreshes in reusable mode are a single read. The idle timeout is therefore
- * exact to within that interval.
+ * shorter), so most refreshes in reusable mode are a single read, and a rotation writes only the
+ * token rows. The idle timeout is therefore exact to within that interval.
  */
 export function touchInterval(config: Pick<Config, 'refreshIdleTimeout'>): number {
   return Math.min(60, Math.floor(config.refreshIdleTimeout / 10));
@@ -75,6 +75,7 @@ async function rotateToken(deps: AuthDeps, grant: RefreshGrant, presented: Prese
     successorHash: hashRefreshToken(successor),
     successorSealed: sealSuccessor(presented.token, successor),
     now,
+    touchSession: now - grant.last_used_at >= touchInterval(deps.config),
   });
   if (!won) return replayAfterLostRace(deps, presented, context);
   return rotatedResult(deps, grant, successor, now);

@@ -5,20 +5,31 @@ import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from
 import pg from 'pg';
 import type { Config } from '../config.js';
 import type { Database } from './database.js';
+import { startCheckpointer } from './wal-checkpointer.js';
 import type { DatabaseSchema } from './schema/index.js';
 
 export const SQLITE_FILE = 'school-auth.sqlite';
 
 type StorageConfig = Pick<Config, 'databaseUrl' | 'dataDir' | 'sqliteSynchronous' | 'database'>;
 
-/** Opens SQLite under DATA_DIR, or PostgreSQL when DATABASE_URL is set. */
-export function connect(config: StorageConfig): Database {
-  if (config.databaseUrl !== undefined) return connectPostgres(config.databaseUrl, config.database);
-  mkdirSync(config.dataDir, { recursive: true });
-  return connectSqlite(join(config.dataDir, SQLITE_FILE), config.sqliteSynchronous);
+export interface SqliteOptions {
+  readonly synchronous?: Config['sqliteSynchronous'];
+  /** WAL checkpoints on a thread of their own (the server); see wal-checkpointer.ts. */
+  readonly onCheckpointerError?: (error: Error) => void;
 }
 
-export function connectSqlite(file: string, synchronous: Config['sqliteSynchronous'] = 'NORMAL'): Database {
+/** Opens SQLite under DATA_DIR, or PostgreSQL when DATABASE_URL is set. */
+export function connect(config: StorageConfig, sqliteOptions: Omit<SqliteOptions, 'synchronous'> = {}): Database {
+  if (config.databaseUrl !== undefined) return connectPostgres(config.databaseUrl, config.database);
+  mkdirSync(config.dataDir, { recursive: true });
+  return connectSqlite(join(config.dataDir, SQLITE_FILE), { ...sqliteOptions, synchronous: config.sqliteSynchronous });
+}
+
+/** Past this many WAL pages the committing connection checkpoints itself, checkpointer or not. */
+const FALLBACK_CHECKPOINT_FRAMES = 20_000;
+
+export function connectSqlite(file: string, options: SqliteOptions = {}): Database {
+  const synchronous = options.synchronous ?? 'NORMAL';
   const sqlite = new SQLite(file);
   // WAL lets readers proceed during a write; busy_timeout makes a second process (the CLI) wait
   // for the lock instead of failing at once. In WAL mode, synchronous=NORMAL keeps every committed
@@ -28,6 +39,11 @@ export function connectSqlite(file: string, synchronous: Config['sqliteSynchrono
   sqlite.pragma(`synchronous = ${synchronous}`);
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
+  const checkpointer = options.onCheckpointerError === undefined ? undefined : startCheckpointer(
+    { file, synchronous, intervalMs: 200, restartFrames: 4000, busyTimeoutMs: 1000 },
+    options.onCheckpointerError,
+  );
+  if (checkpointer !== undefined) sqlite.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_FRAMES}`);
   const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return {
     db,
@@ -37,7 +53,10 @@ export function connectSqlite(file: string, synchronous: Config['sqliteSynchrono
     },
     withMigrationLock: (work) => withFileLock(`${file}.migration-lock`, work),
     poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
-    close: () => db.destroy(),
+    close: async () => {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
   };
 }
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { levels } from 'pino';
 
 export type ResponseObserver = (request: FastifyRequest, reply: FastifyReply) => void;
 
@@ -22,17 +23,26 @@ export function registerRequestLifecycle(app: FastifyInstance, observe: Response
   });
   // One log line per request, after the answer; bodies and headers are never logged.
   app.addHook('onResponse', (request, reply, done) => {
-    request.log.info(
-      {
-        method: request.method,
-        route: request.routeOptions.url ?? null,
-        status: reply.statusCode,
-        durationMs: Math.round(reply.elapsedTime * 100) / 100,
-        ip: request.ip,
-      },
-      'request',
-    );
+    if (logsAtInfo(request.log.level)) logRequest(request, reply);
     observe?.(request, reply);
     done();
   });
+}
+
+/** Whether a logger at `level` writes info lines: the line's fields are only gathered then. */
+function logsAtInfo(level: string): boolean {
+  return (levels.values[level] ?? Infinity) <= levels.values.info!;
+}
+
+function logRequest(request: FastifyRequest, reply: FastifyReply): void {
+  request.log.info(
+    {
+      method: request.method,
+      route: request.routeOptions.url ?? null,
+      status: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime * 100) / 100,
+      ip: request.ip,
+    },
+    'request',
+  );
 }

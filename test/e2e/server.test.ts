@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ok, Workspace } from '../helpers/cli-workspace.js';
@@ -176,6 +177,41 @@ describe('school-auth serve, over a real socket', { timeout: 120_000 }, () => {
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
     }
+  });
+
+  it('copies committed writes into the database file itself within a second, off the event loop', async () => {
+    ok(await ws.run(['school', 'add', 'lincoln-high', '--name', 'Lincoln High']));
+    ok(await ws.run(['admin', 'add', '--school', 'lincoln-high', '--username', 'alice', '--password-stdin'], { input: `${PASSWORD}\n` }));
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const server = startServer({ HOST: '127.0.0.1', PORT: String(port) });
+    await server.waitHealthy(base);
+    for (let i = 0; i < 3; i++) {
+      const login = await postJson(`${base}/admin/auth/login`, { school_id: 'lincoln-high', username: 'alice', password: PASSWORD });
+      expect(login.status).toBe(200);
+    }
+    // A few pages of writes: SQLite alone would leave them in the WAL until 1000 pages piled up.
+    // The database file without its WAL shows what a checkpoint has copied (and synced).
+    const sessionsInMainFile = () => {
+      const copy = join(ws.root, `main-file-${Date.now()}.sqlite`);
+      copyFileSync(join(ws.dataDir, 'school-auth.sqlite'), copy);
+      const sqlite = new SQLite(copy, { readonly: true });
+      try {
+        return (sqlite.prepare('select count(*) as n from sessions').get() as { n: number }).n;
+      } finally {
+        sqlite.close();
+      }
+    };
+    const deadline = Date.now() + 5000;
+    let seen = sessionsInMainFile();
+    while (seen < 3 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      seen = sessionsInMainFile();
+    }
+    expect(seen).toBe(3);
+    // The checkpointer thread stops with the server: a clean exit, nothing logged as an error.
+    expect((await server.stop()).code).toBe(0);
+    expect(server.logLines().filter((line) => line.level >= 50)).toEqual([]);
   });
 
   it('drains in-flight logins on SIGTERM: every one answers 200, then the process exits 0', async () => {

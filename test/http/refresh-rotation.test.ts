@@ -109,6 +109,28 @@ describe.each(TEST_DIALECTS)('POST /auth/refresh with REFRESH_TOKEN_ROTATION=on 
     expect(await auditEvents(t, 'refresh.reuse')).toEqual([]);
   });
 
+  it('writes the idle clock at most once a minute, as in reusable mode', async () => {
+    const session = await signIn(t.app, admin);
+    const lastUsed = async () =>
+      (await t.services.db.selectFrom('sessions').select('last_used_at').where('id', '=', String(decodeJwt(session.access_token).sid)).executeTakeFirstOrThrow())
+        .last_used_at;
+    const signedInAt = await lastUsed();
+    t.clock.advance(30);
+    let token = (await rotate(t, session.refresh_token)).refresh_token;
+    expect(await lastUsed()).toBe(signedInAt);
+    t.clock.advance(30);
+    token = (await rotate(t, token)).refresh_token;
+    expect(await lastUsed()).toBe(signedInAt + 60);
+    t.clock.advance(59);
+    token = (await rotate(t, token)).refresh_token;
+    expect(await lastUsed()).toBe(signedInAt + 60);
+    // Idle for exactly the timeout since the last written use: still alive; a second more: ended.
+    t.clock.advance(3600 - 59);
+    token = (await rotate(t, token)).refresh_token;
+    t.clock.advance(3601);
+    expectRefused(await refresh(t.app, token));
+  });
+
   it('still ends sessions on idle timeout and absolute lifetime', async () => {
     const idle = await signIn(t.app, admin);
     t.clock.advance(3601);

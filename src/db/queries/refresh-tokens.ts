@@ -51,16 +51,17 @@ const insertToken = prepareQuery((db: Db, tokenHash: string, sessionId: string, 
  * Rotates a refresh token. The conditional update decides races in the database: of several
  * concurrent refreshes of one token exactly one consumes it, and none succeeds once the session
  * is revoked. Returns false when this caller lost (the token was already consumed or revoked).
+ * The session's idle clock is written too when `touchSession` says it is due.
  */
 export async function rotateRefreshToken(
   db: Db,
-  rotation: { tokenHash: string; sessionId: string; successorHash: string; successorSealed: string; now: number },
+  rotation: { tokenHash: string; sessionId: string; successorHash: string; successorSealed: string; now: number; touchSession: boolean },
 ): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const consumed = await consumeToken(trx, rotation.tokenHash, rotation.sessionId, rotation.successorSealed, rotation.now);
     if (consumed.numAffectedRows === 0n) return false;
     await insertToken(trx, rotation.successorHash, rotation.sessionId, rotation.now);
-    await touchSession(trx, rotation.sessionId, rotation.now);
+    if (rotation.touchSession) await touchSession(trx, rotation.sessionId, rotation.now);
     return true;
   });
 }
