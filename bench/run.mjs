@@ -12,7 +12,7 @@ import { ARGON2_DEFAULTS, argon2Raw, makeHash } from './lib/argon2-raw.mjs';
 import { closeLoop, postRequest } from './lib/close-loop.mjs';
 import { measure, measureTogether, stopLoad } from './lib/load.mjs';
 import { createBenchDatabase } from './lib/pg.mjs';
-import { killChildrenSync, memoryOf, runCli, sampleMemory, startBare, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
+import { killChildrenSync, memoryOf, runCli, sampleMemory, startBare, startOptions, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
 import { buildReport, machine, writeResults } from './lib/report.mjs';
 import * as S from './lib/scenarios.mjs';
 
@@ -111,10 +111,12 @@ function serverEnv(rotation) {
 async function startService(rotation) {
   const cpuProfDir = options.cpuProf ? join(root, 'bench/results/profiles') : undefined;
   if (cpuProfDir) await mkdir(cpuProfDir, { recursive: true });
-  const server = await startServer({ entry, env: serverEnv(rotation), cwd: tmp, cpuProfDir });
+  const nodeOptions = await startOptions(root);
+  setup.server_node_options = nodeOptions.join(' ');
+  const server = await startServer({ entry, env: serverEnv(rotation), cwd: tmp, cpuProfDir, nodeOptions });
   const rss = memoryOf(server.pid).rssMB;
   setup[`server_rss_after_start_mb_rotation_${rotation ? 'on' : 'off'}`] = rss;
-  log(`server pid ${server.pid} on ${server.url}, REFRESH_TOKEN_ROTATION=${rotation ? 'on' : 'off'}, RSS ${rss.toFixed(0)} MB when ready`);
+  log(`server pid ${server.pid} on ${server.url} (node ${[...nodeOptions, 'dist/cli/main.js'].join(' ')}), REFRESH_TOKEN_ROTATION=${rotation ? 'on' : 'off'}, RSS ${rss.toFixed(0)} MB when ready`);
   return server;
 }
 

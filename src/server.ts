@@ -3,7 +3,7 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { UsageError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
-import { openServices } from './services.js';
+import { closeServices, openServices } from './services.js';
 import { systemClock } from './clock.js';
 import { connect } from './db/connect.js';
 
@@ -30,7 +30,7 @@ export async function serve(config: Config, logger: Logger = createLogger(config
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
     await app.close();
-    await services.database.close();
+    await closeServices(services);
     throw listenProblem(error, config);
   }
   const shutdown = (signal: string) => {
@@ -42,7 +42,7 @@ export async function serve(config: Config, logger: Logger = createLogger(config
     timer.unref();
     app
       .close()
-      .then(() => services.database.close())
+      .then(() => closeServices(services))
       .then(
       () => process.exit(0),
       (error: unknown) => {

@@ -27,3 +27,9 @@ export async function openServices(config: Config, clock: Clock = systemClock, d
     throw error;
   }
 }
+
+/** Stops the hashing threads and closes the database. */
+export async function closeServices(services: Pick<Services, 'hasher' | 'database'>): Promise<void> {
+  await services.hasher.close();
+  await services.database.close();
+}

@@ -4,7 +4,9 @@ import process from 'node:process';
 import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 
 /** Every child still running; stopped on exit, error or Ctrl-C. */
 const children = new Set();
@@ -107,15 +109,25 @@ async function httpReady(url) {
 }
 
 /**
- * Starts `node [--cpu-prof ...] <entry> serve` on a free port and waits for GET /readyz = 200 from
+ * The Node options `npm start` gives the server (package.json), so the benchmark runs it the same
+ * way: `node <options> dist/cli/main.js serve`.
+ */
+export async function startOptions(root) {
+  const { scripts } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
+  const words = scripts.start.split(/\s+/);
+  return words.slice(words.indexOf('node') + 1).filter((word) => word.startsWith('--'));
+}
+
+/**
+ * Starts `node [start options] [--cpu-prof ...] <entry> serve` on a free port and waits for GET /readyz = 200 from
  * it (our child must still be alive then: another process could hold the port). Retries on a
  * port race.
  */
-export async function startServer({ entry, env, cwd, cpuProfDir, readyTimeoutMs = 30_000 }) {
+export async function startServer({ entry, env, cwd, cpuProfDir, nodeOptions = [], readyTimeoutMs = 30_000 }) {
   let lastError;
   for (let attempt = 0; attempt < 3; attempt += 1) {
     const port = await freePort();
-    const nodeArgs = cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProfDir];
+    const nodeArgs = [...nodeOptions, ...(cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProfDir])];
     const child = track(
       spawn(process.execPath, [...nodeArgs, entry, 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, cwd, stdio: ['ignore', 'pipe', 'pipe'] }),
     );

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { hash, verify, type Algorithm } from '@node-rs/argon2';
+import type { Algorithm } from '@node-rs/argon2';
 import type { Config } from '../config.js';
+import { HashThreads } from './hash-threads.js';
 import { normalizePassword } from './identity.js';
 import { WorkQueue } from './work-queue.js';
 
@@ -10,7 +11,7 @@ export const MAX_PASSWORD_LENGTH = 1024;
 type Argon2Params = Config['argon2'];
 
 /**
- * argon2id hashing on the libuv thread pool (never on the event loop), behind a bounded queue.
+ * argon2id hashing on threads of its own (never on the event loop), behind a bounded queue.
  * Every hash is a PHC string carrying its own parameters, so old hashes keep verifying after the
  * configured parameters change, and are upgraded on the next successful login.
  */
@@ -19,6 +20,7 @@ export class PasswordHasher {
 
   private constructor(
     private readonly params: Argon2Params,
+    private readonly threads: HashThreads,
     private readonly dummyHash: string,
     concurrency: number,
     queueLimit: number,
@@ -28,17 +30,28 @@ export class PasswordHasher {
 
   /** Prepares the dummy hash up front, so the first unknown-account login is not slower. */
   static async create(params: Argon2Params, concurrency: number, queueLimit: number): Promise<PasswordHasher> {
-    const dummy = await hash(randomBytes(32).toString('base64'), argon2Options(params));
-    return new PasswordHasher(params, dummy, concurrency, queueLimit);
+    const threads = new HashThreads();
+    const dummy = await threads.hash(randomBytes(32).toString('base64'), argon2Options(params));
+    return new PasswordHasher(params, threads, dummy, concurrency, queueLimit);
   }
 
   hash(password: string): Promise<string> {
-    return this.queue.run(() => hash(normalizePassword(password), argon2Options(this.params)));
+    return this.queue.run(() => this.threads.hash(normalizePassword(password), argon2Options(this.params)));
   }
 
   /** Verifies; a malformed stored hash counts as a mismatch rather than an error. */
   verify(phc: string, password: string): Promise<boolean> {
-    return this.queue.run(() => verify(phc, normalizePassword(password)).catch(() => false));
+    return this.queue.run(() => this.threads.verify(phc, normalizePassword(password)).catch(() => false));
+  }
+
+  /** Hashing threads running (at most the concurrency). */
+  get threadCount(): number {
+    return this.threads.size;
+  }
+
+  /** Stops the hashing threads; pending hashes are abandoned. */
+  close(): Promise<void> {
+    return this.threads.close();
   }
 
   /**

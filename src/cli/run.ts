@@ -1,5 +1,5 @@
 import { loadConfig, loadDotEnv } from '../config.js';
-import { openServices, type Services } from '../services.js';
+import { closeServices, openServices, type Services } from '../services.js';
 
 /** Opens the configured database (migrating it), runs one command, and always closes it. */
 export async function withServices<T>(action: (services: Services) => Promise<T>): Promise<T> {
@@ -8,7 +8,7 @@ export async function withServices<T>(action: (services: Services) => Promise<T>
   try {
     return await action(services);
   } finally {
-    await services.database.close();
+    await closeServices(services);
   }
 }
 

@@ -6,7 +6,7 @@ import { addAdmin } from '../../src/auth/admins.js';
 import { addSchool } from '../../src/auth/schools.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Dialect } from '../../src/db/database.js';
-import { openServices, type Services } from '../../src/services.js';
+import { closeServices, openServices, type Services } from '../../src/services.js';
 import { TestClock } from './clock.js';
 import { createTestDatabase } from './database.js';
 
@@ -36,7 +36,7 @@ export async function createTestApp(env: Record<string, string> = {}, dialect: D
     config,
     close: async () => {
       await app.close();
-      await services.database.close();
+      await closeServices(services);
     },
   };
 }

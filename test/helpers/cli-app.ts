@@ -6,7 +6,7 @@ import { addSchool } from '../../src/auth/schools.js';
 import { systemClock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { connect } from '../../src/db/connect.js';
-import { openServices, type Services } from '../../src/services.js';
+import { closeServices, openServices, type Services } from '../../src/services.js';
 
 /**
  * The real application, in this process, on the SQLite file of a DATA_DIR that the command line
@@ -76,7 +76,7 @@ export async function openInProcessApp(dataDir: string, env: Record<string, stri
     me: (accessToken) => app.inject({ method: 'GET', url: '/admin/auth/me', headers: { authorization: `Bearer ${accessToken}` } }),
     close: async () => {
       await app.close();
-      await services.database.close();
+      await closeServices(services);
     },
   };
 }

@@ -1,3 +1,4 @@
+import { createLogger } from '../../src/logger.js';
 import { parseLogLines } from '../helpers/server-process.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OPS_SCHOOL, OPS_USERNAME, cleanupOps, startServer, type CliResult, type RunningServer } from '../helpers/ops-server.js';
@@ -174,5 +175,38 @@ describe('server logs through a whole scenario', () => {
     }
     // Also no fragment of a password: its distinctive part is in none of them.
     expect(allServerOutput + cliOutput + errorAnswers).not.toMatch(/Passphrase-for-logs/);
+  });
+});
+
+describe('createLogger', () => {
+  function capture(level: string) {
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger(level, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+    return { logger, lines };
+  }
+
+  it('censors secrets at the paths a log line could carry them, and nothing else', () => {
+    const { logger, lines } = capture('info');
+    logger.info(
+      {
+        password: 'p1',
+        refresh_token: 'r1',
+        access_token: 'a1',
+        body: { password: 'p2', refresh_token: 'r2', school_id: 'lincoln-high' },
+        req: { headers: { authorization: 'Bearer a2', cookie: 'c=1', host: 'h' }, body: { password: 'p3', refresh_token: 'r3' } },
+        headers: { authorization: 'Bearer a3' },
+        username: 'alice',
+      },
+      'm',
+    );
+    const text = JSON.stringify(lines);
+    for (const secret of ['p1', 'p2', 'p3', 'r1', 'r2', 'r3', 'a1', 'Bearer a2', 'Bearer a3', 'c=1']) expect(text).not.toContain(`"${secret}"`);
+    expect(lines[0]).toMatchObject({ username: 'alice', body: { school_id: 'lincoln-high', password: '[redacted]' }, req: { headers: { host: 'h' } } });
+  });
+
+  it('keeps the redaction in per-request child loggers', () => {
+    const { logger, lines } = capture('info');
+    logger.child({ reqId: 'r-1' }).warn({ password: 'p4' }, 'm');
+    expect(lines[0]).toMatchObject({ reqId: 'r-1', password: '[redacted]', level: 40 });
   });
 });

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { connectPostgres } from '../../src/db/connect.js';
-import { openServices, type Services } from '../../src/services.js';
+import { closeServices, openServices, type Services } from '../../src/services.js';
 import type { FastifyInstance } from 'fastify';
 import { postJson, seedAdmin, signIn, testConfig } from '../helpers/app.js';
 import { TestClock } from '../helpers/clock.js';
@@ -30,7 +30,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('database outage on PostgreSQ
 
   afterEach(async () => {
     await app.close();
-    await services.database.close();
+    await closeServices(services);
     await proxy.cut();
     await database.drop();
   });

@@ -28,6 +28,7 @@ export const MAX_JSON_DEPTH = 512;
  * message and code-point position, or `too_deep`.
  */
 export function parseJsonLikePython(text: string): JsonParseResult {
+  if (certainlyNotJson(text)) return parseSlowly(text);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -35,6 +36,21 @@ export function parseJsonLikePython(text: string): JsonParseResult {
     return parseSlowly(text);
   }
   return nestsDeeperThan(value, MAX_JSON_DEPTH) ? { kind: 'too_deep' } : { kind: 'value', value };
+}
+
+/**
+ * An object whose text does not end with `}` (a body cut short, the usual malformed body) cannot
+ * be JSON. JSON.parse is skipped then: the SyntaxError V8 builds on rejecting a text (it walks the
+ * stack to place it) costs more than our scanner's whole run over a small body. Anything else
+ * still goes through JSON.parse first.
+ */
+function certainlyNotJson(text: string): boolean {
+  let first = 0;
+  while (first < text.length && isWhitespace(text.charCodeAt(first))) first++;
+  if (text.charCodeAt(first) !== OPEN_BRACE) return false;
+  let last = text.length - 1;
+  while (last > first && isWhitespace(text.charCodeAt(last))) last--;
+  return text.charCodeAt(last) !== CLOSE_BRACE;
 }
 
 /** Walks containers only, and stops as soon as the limit is crossed, so huge values stay cheap. */
