@@ -65,26 +65,22 @@ function nestsDeeperThan(value: unknown, remaining: number): boolean {
 }
 
 function parseSlowly(text: string): JsonParseResult {
+  const scanner = new PythonJsonScanner(text);
   try {
-    return { kind: 'value', value: new PythonJsonScanner(text).decode() };
+    return { kind: 'value', value: scanner.decode() };
   } catch (error) {
-    if (error instanceof JsonDecodeError) {
-      return { kind: 'invalid', position: error.position, message: error.message };
-    }
+    if (error === DECODE_ERROR && scanner.failure !== undefined) return { kind: 'invalid', ...scanner.failure };
     if (error instanceof TooDeepError) return { kind: 'too_deep' };
     throw error;
   }
 }
 
-/** Python's `JSONDecodeError(msg, doc, pos)`, minus the document. */
-class JsonDecodeError extends Error {
-  constructor(
-    message: string,
-    readonly position: number,
-  ) {
-    super(message);
-  }
-}
+/**
+ * Thrown to unwind the scanner on Python's `JSONDecodeError`; the message and position are left on
+ * the scanner. One instance for all: a malformed body is expected input, and building an Error for
+ * each cost a measurable share of a 422.
+ */
+const DECODE_ERROR = new Error('JSON decode error');
 
 /** Python's RecursionError. */
 class TooDeepError extends Error {}
@@ -160,6 +156,8 @@ class PythonJsonScanner {
   private readonly offsets: Uint32Array;
   private readonly length: number;
   private end = 0;
+  /** Set when decoding fails (see DECODE_ERROR). */
+  failure: { message: string; position: number } | undefined;
 
   constructor(private readonly text: string) {
     const codePoints = new Uint32Array(text.length);
@@ -181,7 +179,7 @@ class PythonJsonScanner {
   decode(): unknown {
     const value = this.scanOnce(this.skipWhitespace(0), 0);
     const end = this.skipWhitespace(this.end);
-    if (end !== this.length) throw new JsonDecodeError('Extra data', end);
+    if (end !== this.length) this.fail('Extra data', end);
     return value;
   }
 
@@ -203,13 +201,19 @@ class PythonJsonScanner {
    * Where `_json.c` raises StopIteration, which `raw_decode` turns into this message at the
    * index the StopIteration carries, however deep the scanner was.
    */
-  private expectingValue(index: number): JsonDecodeError {
-    return new JsonDecodeError('Expecting value', index);
+  private expectingValue(index: number): never {
+    return this.fail('Expecting value', index);
+  }
+
+  /** Python's `JSONDecodeError(msg, doc, pos)`, minus the document. */
+  private fail(message: string, position: number): never {
+    this.failure = { message, position };
+    throw DECODE_ERROR;
   }
 
   /** `depth` counts the containers already open around this term. */
   private scanOnce(index: number, depth: number): unknown {
-    if (index >= this.length) throw this.expectingValue(index);
+    if (index >= this.length) this.expectingValue(index);
     const c = this.at(index);
     if (c === QUOTE) return this.scanString(index + 1);
     if (c === OPEN_BRACE || c === OPEN_BRACKET) {
@@ -240,7 +244,7 @@ class PythonJsonScanner {
     let index = start;
     if (this.at(index) === MINUS) {
       index++;
-      if (index > last) throw this.expectingValue(start);
+      if (index > last) this.expectingValue(start);
     }
     const first = this.at(index);
     if (first >= DIGIT_1 && first <= DIGIT_9) {
@@ -249,7 +253,7 @@ class PythonJsonScanner {
     } else if (first === DIGIT_0) {
       index++;
     } else {
-      throw this.expectingValue(start);
+      this.expectingValue(start);
     }
     if (index < last && this.at(index) === DOT && isDigit(this.at(index + 1))) {
       index += 2;
@@ -279,13 +283,13 @@ class PythonJsonScanner {
     let result = '';
     for (;;) {
       const next = this.findQuoteOrBackslash(end);
-      if (next >= this.length) throw new JsonDecodeError('Unterminated string starting at', begin);
+      if (next >= this.length) this.fail('Unterminated string starting at', begin);
       result += this.slice(end, next);
       if (this.at(next) === QUOTE) {
         this.end = next + 1;
         return result;
       }
-      if (next + 1 === this.length) throw new JsonDecodeError('Unterminated string starting at', begin);
+      if (next + 1 === this.length) this.fail('Unterminated string starting at', begin);
       result += this.scanEscape(next + 1);
       end = this.end;
     }
@@ -296,7 +300,7 @@ class PythonJsonScanner {
     for (; next < this.length; next++) {
       const c = this.at(next);
       if (c === QUOTE || c === BACKSLASH) break;
-      if (c <= 0x1f) throw new JsonDecodeError('Invalid control character at', next);
+      if (c <= 0x1f) this.fail('Invalid control character at', next);
     }
     return next;
   }
@@ -306,7 +310,7 @@ class PythonJsonScanner {
     const c = this.at(index);
     if (c !== LOWER_U) {
       const replacement = SIMPLE_ESCAPES.get(c);
-      if (replacement === undefined) throw new JsonDecodeError('Invalid \\escape', index - 1);
+      if (replacement === undefined) this.fail('Invalid \\escape', index - 1);
       this.end = index + 1;
       return replacement;
     }
@@ -314,7 +318,7 @@ class PythonJsonScanner {
     let end = digits + 4;
     // `>=`, not `>`: like _json.c, four hex digits ending the text are an escape error,
     // not an unterminated string.
-    if (end >= this.length) throw new JsonDecodeError('Invalid \\uXXXX escape', index);
+    if (end >= this.length) this.fail('Invalid \\uXXXX escape', index);
     let code = this.readHex4(digits);
     const pairFollows = end + 6 < this.length && this.at(end) === BACKSLASH && this.at(end + 1) === LOWER_U;
     if (code >= 0xd800 && code <= 0xdbff && pairFollows) {
@@ -335,7 +339,7 @@ class PythonJsonScanner {
     let code = 0;
     for (let i = start; i < start + 4; i++) {
       const digit = hexValue(this.at(i));
-      if (digit === NONE) throw new JsonDecodeError('Invalid \\uXXXX escape', start - 1);
+      if (digit === NONE) this.fail('Invalid \\uXXXX escape', start - 1);
       code = (code << 4) | digit;
     }
     return code;
@@ -351,16 +355,16 @@ class PythonJsonScanner {
     }
     for (;;) {
       if (this.at(index) !== QUOTE) {
-        throw new JsonDecodeError('Expecting property name enclosed in double quotes', index);
+        this.fail('Expecting property name enclosed in double quotes', index);
       }
       const key = this.scanString(index + 1);
       index = this.skipWhitespace(this.end);
-      if (this.at(index) !== COLON) throw new JsonDecodeError("Expecting ':' delimiter", index);
+      if (this.at(index) !== COLON) this.fail("Expecting ':' delimiter", index);
       const value = this.scanOnce(this.skipWhitespace(index + 1), depth);
       setOwn(result, key, value);
       index = this.skipWhitespace(this.end);
       if (this.at(index) === CLOSE_BRACE) break;
-      if (this.at(index) !== COMMA) throw new JsonDecodeError("Expecting ',' delimiter", index);
+      if (this.at(index) !== COMMA) this.fail("Expecting ',' delimiter", index);
       index = this.skipWhitespace(index + 1);
     }
     this.end = index + 1;
@@ -379,7 +383,7 @@ class PythonJsonScanner {
       result.push(this.scanOnce(index, depth));
       index = this.skipWhitespace(this.end);
       if (this.at(index) === CLOSE_BRACKET) break;
-      if (this.at(index) !== COMMA) throw new JsonDecodeError("Expecting ',' delimiter", index);
+      if (this.at(index) !== COMMA) this.fail("Expecting ',' delimiter", index);
       index = this.skipWhitespace(index + 1);
     }
     this.end = index + 1;
