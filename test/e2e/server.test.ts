@@ -29,6 +29,17 @@ function startServer(env: Record<string, string | undefined>, cwd = ws.root): Se
   return server;
 }
 
+/** The README's setup through the CLI (school lincoln-high, admin alice), then a healthy server. */
+async function seedAndServe(): Promise<{ server: ServerProcess; base: string }> {
+  ok(await ws.run(['school', 'add', 'lincoln-high', '--name', 'Lincoln High']));
+  ok(await ws.run(['admin', 'add', '--school', 'lincoln-high', '--username', 'alice', '--password-stdin'], { input: `${PASSWORD}\n` }));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const server = startServer({ HOST: '127.0.0.1', PORT: String(port) });
+  await server.waitHealthy(base);
+  return { server, base };
+}
+
 function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(url, {
     method: 'POST',
@@ -40,12 +51,7 @@ function postJson(url: string, body: unknown, headers: Record<string, string> = 
 
 describe('school-auth serve, over a real socket', { timeout: 120_000 }, () => {
   it('runs the README flow: CLI setup, then login, refresh, me, logout; one JSON log line per request, no secrets', async () => {
-    ok(await ws.run(['school', 'add', 'lincoln-high', '--name', 'Lincoln High']));
-    ok(await ws.run(['admin', 'add', '--school', 'lincoln-high', '--username', 'alice', '--password-stdin'], { input: `${PASSWORD}\n` }));
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const server = startServer({ HOST: '127.0.0.1', PORT: String(port) });
-    await server.waitHealthy(base);
+    const { server, base } = await seedAndServe();
 
     const requests: { id: string | null; method: string; route: string; status: number }[] = [];
     const record = (response: Response, method: string, route: string) => {
@@ -180,12 +186,7 @@ describe('school-auth serve, over a real socket', { timeout: 120_000 }, () => {
   });
 
   it('copies committed writes into the database file itself within a second, off the event loop', async () => {
-    ok(await ws.run(['school', 'add', 'lincoln-high', '--name', 'Lincoln High']));
-    ok(await ws.run(['admin', 'add', '--school', 'lincoln-high', '--username', 'alice', '--password-stdin'], { input: `${PASSWORD}\n` }));
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const server = startServer({ HOST: '127.0.0.1', PORT: String(port) });
-    await server.waitHealthy(base);
+    const { server, base } = await seedAndServe();
     for (let i = 0; i < 3; i++) {
       const login = await postJson(`${base}/admin/auth/login`, { school_id: 'lincoln-high', username: 'alice', password: PASSWORD });
       expect(login.status).toBe(200);
