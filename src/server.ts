@@ -23,7 +23,9 @@ function listenProblem(error: unknown, config: Config): unknown {
  * database and exit 0.
  */
 export async function serve(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<FastifyInstance> {
-  const database = connect(config, { onCheckpointerError: (error) => logger.error({ err: error }, 'WAL checkpointer failed; SQLite checkpoints on its own') });
+  const database = connect(config, {
+    backgroundCheckpoints: { onError: (error) => logger.error({ err: error }, 'WAL checkpointer failed; SQLite checkpoints on its own') },
+  });
   const services = await openServices(config, systemClock, database);
   const app = await buildApp({ ...services, logger });
   try {

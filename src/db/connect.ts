@@ -14,8 +14,8 @@ type StorageConfig = Pick<Config, 'databaseUrl' | 'dataDir' | 'sqliteSynchronous
 
 export interface SqliteOptions {
   readonly synchronous?: Config['sqliteSynchronous'];
-  /** WAL checkpoints on a thread of their own (the server); see wal-checkpointer.ts. */
-  readonly onCheckpointerError?: (error: Error) => void;
+  /** WAL checkpoints on a thread of their own (the server does this); see wal-checkpointer.ts. */
+  readonly backgroundCheckpoints?: { readonly onError: (error: Error) => void };
 }
 
 /** Opens SQLite under DATA_DIR, or PostgreSQL when DATABASE_URL is set. */
@@ -39,10 +39,10 @@ export function connectSqlite(file: string, options: SqliteOptions = {}): Databa
   sqlite.pragma(`synchronous = ${synchronous}`);
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const checkpointer = options.onCheckpointerError === undefined ? undefined : startCheckpointer(
-    { file, synchronous, intervalMs: 200, restartFrames: 4000, busyTimeoutMs: 1000 },
-    options.onCheckpointerError,
-  );
+  const checkpointer =
+    options.backgroundCheckpoints === undefined
+      ? undefined
+      : startCheckpointer({ file, synchronous, intervalMs: 200, restartFrames: 4000, busyTimeoutMs: 1000 }, options.backgroundCheckpoints.onError);
   if (checkpointer !== undefined) sqlite.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_FRAMES}`);
   const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return {
