@@ -12,12 +12,9 @@ const HASHING_NICE = 10;
 
 /**
  * argon2id on threads of its own, at most one job per thread (the caller's WorkQueue bounds how
- * many run at once, and so how many threads exist). Not the libuv pool, for two reasons measured
- * under a login storm:
- * - the pool's threads also sign access tokens; here hashing cannot take them, and runs at a lower
- *   priority than the event loop, so refreshes keep their latency while logins take the idle CPU;
- * - each argon2id call allocates 19 MiB, which glibc keeps in the calling thread's malloc arena
- *   once freed: on the pool's four threads that grew to four arenas, here it is one per thread.
+ * many run at once, and so how many threads exist). Not the libuv pool: its threads also sign
+ * access tokens, and here hashing runs below the event loop's priority, so in a login storm
+ * refreshes keep their latency while logins take the idle CPU (README, Performance).
  */
 export class HashThreads {
   private readonly idle: Worker[] = [];
@@ -77,6 +74,14 @@ export class HashThreads {
   private spawn(): Worker {
     const worker = new Worker(new URL('./hash-worker.js', import.meta.url), { workerData: { nice: HASHING_NICE } });
     this.all.add(worker);
+    // A job's own listeners report a failure to its caller; an idle thread that fails only ends,
+    // and must neither crash the process (an 'error' nobody listens to) nor be handed a job.
+    worker.on('error', () => undefined);
+    worker.once('exit', () => {
+      this.all.delete(worker);
+      const index = this.idle.indexOf(worker);
+      if (index >= 0) this.idle.splice(index, 1);
+    });
     return worker;
   }
 }

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import type { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HashThreads } from '../../src/auth/hash-threads.js';
 import { PasswordHasher } from '../../src/auth/passwords.js';
@@ -62,5 +63,21 @@ describe('PasswordHasher', () => {
     expect(results).toEqual(Array.from({ length: 12 }, (_, i) => i % 2 === 0));
     expect(hasher.threadCount).toBeLessThanOrEqual(2);
     expect(await hasher.verify('$argon2id$v=19$m=1024,t=1,p=1$broken', 'x')).toBe(false);
+  });
+});
+
+describe('HashThreads when a thread dies while idle', () => {
+  it('forgets it and starts a new one for the next job, without an unhandled error', async () => {
+    const threads = new HashThreads();
+    opened.push(threads);
+    await threads.hash('z'.repeat(12), OPTIONS);
+    expect(threads.size).toBe(1);
+    // Reach the idle worker the way a crash would end it.
+    const idle = (threads as unknown as { idle: Worker[] }).idle[0]!;
+    await idle.terminate();
+    expect(threads.size).toBe(0);
+    const phc = await threads.hash('z'.repeat(12), OPTIONS);
+    expect(await threads.verify(phc, 'z'.repeat(12))).toBe(true);
+    expect(threads.size).toBe(1);
   });
 });
