@@ -46,10 +46,9 @@ export class HashThreads {
         if (reply.error !== undefined) reject(new Error(reply.error));
         else resolve(reply.result);
       };
-      // A thread that dies (or is stopped by close) takes its job with it; the next job gets a new one.
+      // A thread that dies (or is stopped by close) takes its job with it; spawn() forgets the thread.
       const onGone = (error?: unknown) => {
         stopListening();
-        this.all.delete(worker);
         reject(error instanceof Error ? error : new Error('the hashing thread stopped'));
       };
       const stopListening = () => {

@@ -57,12 +57,12 @@ export function isGrantAlive(
  * shorter), so most refreshes in reusable mode are a single read, and a rotation writes only the
  * token rows. The idle timeout is therefore exact to within that interval.
  */
-export function touchInterval(config: Pick<Config, 'refreshIdleTimeout'>): number {
-  return Math.min(60, Math.floor(config.refreshIdleTimeout / 10));
+function idleClockDue(grant: Pick<RefreshGrant, 'last_used_at'>, now: number, config: Pick<Config, 'refreshIdleTimeout'>): boolean {
+  return now - grant.last_used_at >= Math.min(60, Math.floor(config.refreshIdleTimeout / 10));
 }
 
 async function reuseToken(deps: AuthDeps, grant: RefreshGrant, now: number): Promise<RefreshResult> {
-  if (now - grant.last_used_at >= touchInterval(deps.config)) await touchSession(deps.db, grant.session_id, now);
+  if (idleClockDue(grant, now, deps.config)) await touchSession(deps.db, grant.session_id, now);
   const access = await issueAccessToken(deps.keys, deps.config, deps.clock, subjectOf(grant));
   return { accessToken: access.token, expiresIn: access.expiresIn };
 }
@@ -75,7 +75,7 @@ async function rotateToken(deps: AuthDeps, grant: RefreshGrant, presented: Prese
     successorHash: hashRefreshToken(successor),
     successorSealed: sealSuccessor(presented.token, successor),
     now,
-    touchSession: now - grant.last_used_at >= touchInterval(deps.config),
+    touchSession: idleClockDue(grant, now, deps.config),
   });
   if (!won) return replayAfterLostRace(deps, presented, context);
   return rotatedResult(deps, grant, successor, now);
