@@ -66,23 +66,19 @@ function nestsDeeperThan(value: unknown, remaining: number): boolean {
 
 function parseSlowly(text: string): JsonParseResult {
   const scanner = new PythonJsonScanner(text);
-  try {
-    return { kind: 'value', value: scanner.decode() };
-  } catch (error) {
-    if (error === DECODE_ERROR && scanner.failure !== undefined) return { kind: 'invalid', ...scanner.failure };
-    if (error instanceof TooDeepError) return { kind: 'too_deep' };
-    throw error;
-  }
+  const value = scanner.decode();
+  if (value !== FAILED) return { kind: 'value', value };
+  return scanner.failure ?? { kind: 'too_deep' };
 }
 
 /**
- * Thrown to unwind the scanner on Python's `JSONDecodeError`; the message and position are left on
- * the scanner. One instance for all: a malformed body is expected input, not a fault to trace.
+ * What a scanning method returns once decoding has failed; the reason is left on the scanner.
+ * Failure travels back up as a value, not as an exception: V8 records where every throw happens
+ * (a walk of the stack), and a scanner that keeps throwing is never optimized, so a thrown error
+ * made a malformed body cost several times more than parsing it.
  */
-const DECODE_ERROR = new Error('JSON decode error');
-
-/** Python's RecursionError. */
-class TooDeepError extends Error {}
+const FAILED: unique symbol = Symbol('failed');
+type Failed = typeof FAILED;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -148,15 +144,15 @@ function hexValue(c: number): number {
  * points; `offsets` maps them back to UTF-16 for slicing out string contents.
  *
  * Each scanning method takes the index where its term starts and leaves the index just past the
- * term in `end`, like the C functions' `next_idx_ptr`.
+ * term in `end`, like the C functions' `next_idx_ptr`; once decoding fails it returns FAILED.
  */
 class PythonJsonScanner {
   private readonly codePoints: Uint32Array;
   private readonly offsets: Uint32Array;
   private readonly length: number;
   private end = 0;
-  /** Set when decoding fails (see DECODE_ERROR). */
-  failure: { message: string; position: number } | undefined;
+  /** Why decoding failed, once a method has returned FAILED; undefined for Python's RecursionError. */
+  failure: { kind: 'invalid'; message: string; position: number } | undefined;
 
   constructor(private readonly text: string) {
     const codePoints = new Uint32Array(text.length);
@@ -177,8 +173,9 @@ class PythonJsonScanner {
   /** `JSONDecoder.decode`: one term surrounded by optional whitespace. */
   decode(): unknown {
     const value = this.scanOnce(this.skipWhitespace(0), 0);
+    if (value === FAILED) return FAILED;
     const end = this.skipWhitespace(this.end);
-    if (end !== this.length) this.fail('Extra data', end);
+    if (end !== this.length) return this.fail('Extra data', end);
     return value;
   }
 
@@ -200,25 +197,25 @@ class PythonJsonScanner {
    * Where `_json.c` raises StopIteration, which `raw_decode` turns into this message at the
    * index the StopIteration carries, however deep the scanner was.
    */
-  private expectingValue(index: number): never {
+  private expectingValue(index: number): Failed {
     return this.fail('Expecting value', index);
   }
 
   /** Python's `JSONDecodeError(msg, doc, pos)`, minus the document. */
-  private fail(message: string, position: number): never {
-    this.failure = { message, position };
-    throw DECODE_ERROR;
+  private fail(message: string, position: number): Failed {
+    this.failure = { kind: 'invalid', message, position };
+    return FAILED;
   }
 
   /** `depth` counts the containers already open around this term. */
   private scanOnce(index: number, depth: number): unknown {
-    if (index >= this.length) this.expectingValue(index);
+    if (index >= this.length) return this.expectingValue(index);
     const c = this.at(index);
     if (c === QUOTE) return this.scanString(index + 1);
     if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       // Python's RecursionError strikes on the way down, before the container's contents are
       // read: a syntax error further on is never reached, one earlier in the text wins.
-      if (depth >= MAX_JSON_DEPTH) throw new TooDeepError();
+      if (depth >= MAX_JSON_DEPTH) return FAILED;
       return c === OPEN_BRACE ? this.parseObject(index + 1, depth + 1) : this.parseArray(index + 1, depth + 1);
     }
     const literal = LITERALS.get(c);
@@ -238,12 +235,12 @@ class PythonJsonScanner {
   }
 
   /** `_match_number_unicode`, including its backtracking over a bare exponent marker. */
-  private matchNumber(start: number): number {
+  private matchNumber(start: number): number | Failed {
     const last = this.length - 1;
     let index = start;
     if (this.at(index) === MINUS) {
       index++;
-      if (index > last) this.expectingValue(start);
+      if (index > last) return this.expectingValue(start);
     }
     const first = this.at(index);
     if (first >= DIGIT_1 && first <= DIGIT_9) {
@@ -252,7 +249,7 @@ class PythonJsonScanner {
     } else if (first === DIGIT_0) {
       index++;
     } else {
-      this.expectingValue(start);
+      return this.expectingValue(start);
     }
     if (index < last && this.at(index) === DOT && isDigit(this.at(index + 1))) {
       index += 2;
@@ -276,40 +273,43 @@ class PythonJsonScanner {
   }
 
   /** `scanstring_unicode` in strict mode; `start` is just past the opening quote. */
-  private scanString(start: number): string {
+  private scanString(start: number): string | Failed {
     const begin = start - 1;
     let end = start;
     let result = '';
     for (;;) {
       const next = this.findQuoteOrBackslash(end);
-      if (next >= this.length) this.fail('Unterminated string starting at', begin);
+      if (next === FAILED) return FAILED;
+      if (next >= this.length) return this.fail('Unterminated string starting at', begin);
       result += this.slice(end, next);
       if (this.at(next) === QUOTE) {
         this.end = next + 1;
         return result;
       }
-      if (next + 1 === this.length) this.fail('Unterminated string starting at', begin);
-      result += this.scanEscape(next + 1);
+      if (next + 1 === this.length) return this.fail('Unterminated string starting at', begin);
+      const escaped = this.scanEscape(next + 1);
+      if (escaped === FAILED) return FAILED;
+      result += escaped;
       end = this.end;
     }
   }
 
-  private findQuoteOrBackslash(start: number): number {
+  private findQuoteOrBackslash(start: number): number | Failed {
     let next = start;
     for (; next < this.length; next++) {
       const c = this.at(next);
       if (c === QUOTE || c === BACKSLASH) break;
-      if (c <= 0x1f) this.fail('Invalid control character at', next);
+      if (c <= 0x1f) return this.fail('Invalid control character at', next);
     }
     return next;
   }
 
   /** `index` is the character after the backslash. */
-  private scanEscape(index: number): string {
+  private scanEscape(index: number): string | Failed {
     const c = this.at(index);
     if (c !== LOWER_U) {
       const replacement = SIMPLE_ESCAPES.get(c);
-      if (replacement === undefined) this.fail('Invalid \\escape', index - 1);
+      if (replacement === undefined) return this.fail('Invalid \\escape', index - 1);
       this.end = index + 1;
       return replacement;
     }
@@ -317,13 +317,15 @@ class PythonJsonScanner {
     let end = digits + 4;
     // `>=`, not `>`: like _json.c, four hex digits ending the text are an escape error,
     // not an unterminated string.
-    if (end >= this.length) this.fail('Invalid \\uXXXX escape', index);
+    if (end >= this.length) return this.fail('Invalid \\uXXXX escape', index);
     let code = this.readHex4(digits);
+    if (code === FAILED) return FAILED;
     const pairFollows = end + 6 < this.length && this.at(end) === BACKSLASH && this.at(end + 1) === LOWER_U;
     if (code >= 0xd800 && code <= 0xdbff && pairFollows) {
       // A bad second escape is reported here, not when it is read on its own: same message,
       // and the same position (its `u`) either way.
       const low = this.readHex4(end + 2);
+      if (low === FAILED) return FAILED;
       if (low >= 0xdc00 && low <= 0xdfff) {
         code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
         end += 6;
@@ -334,18 +336,18 @@ class PythonJsonScanner {
   }
 
   /** Reports the error at the `u`, as _json.c does, whichever digit is wrong. */
-  private readHex4(start: number): number {
+  private readHex4(start: number): number | Failed {
     let code = 0;
     for (let i = start; i < start + 4; i++) {
       const digit = hexValue(this.at(i));
-      if (digit === NONE) this.fail('Invalid \\uXXXX escape', start - 1);
+      if (digit === NONE) return this.fail('Invalid \\uXXXX escape', start - 1);
       code = (code << 4) | digit;
     }
     return code;
   }
 
   /** `_parse_object_unicode` without hooks; `start` is just past the `{`. */
-  private parseObject(start: number, depth: number): Record<string, unknown> {
+  private parseObject(start: number, depth: number): Record<string, unknown> | Failed {
     const result: Record<string, unknown> = {};
     let index = this.skipWhitespace(start);
     if (this.at(index) === CLOSE_BRACE) {
@@ -354,16 +356,18 @@ class PythonJsonScanner {
     }
     for (;;) {
       if (this.at(index) !== QUOTE) {
-        this.fail('Expecting property name enclosed in double quotes', index);
+        return this.fail('Expecting property name enclosed in double quotes', index);
       }
       const key = this.scanString(index + 1);
+      if (key === FAILED) return FAILED;
       index = this.skipWhitespace(this.end);
-      if (this.at(index) !== COLON) this.fail("Expecting ':' delimiter", index);
+      if (this.at(index) !== COLON) return this.fail("Expecting ':' delimiter", index);
       const value = this.scanOnce(this.skipWhitespace(index + 1), depth);
+      if (value === FAILED) return FAILED;
       setOwn(result, key, value);
       index = this.skipWhitespace(this.end);
       if (this.at(index) === CLOSE_BRACE) break;
-      if (this.at(index) !== COMMA) this.fail("Expecting ',' delimiter", index);
+      if (this.at(index) !== COMMA) return this.fail("Expecting ',' delimiter", index);
       index = this.skipWhitespace(index + 1);
     }
     this.end = index + 1;
@@ -371,7 +375,7 @@ class PythonJsonScanner {
   }
 
   /** `_parse_array_unicode`; `start` is just past the `[`. */
-  private parseArray(start: number, depth: number): unknown[] {
+  private parseArray(start: number, depth: number): unknown[] | Failed {
     const result: unknown[] = [];
     let index = this.skipWhitespace(start);
     if (this.at(index) === CLOSE_BRACKET) {
@@ -379,10 +383,12 @@ class PythonJsonScanner {
       return result;
     }
     for (;;) {
-      result.push(this.scanOnce(index, depth));
+      const value = this.scanOnce(index, depth);
+      if (value === FAILED) return FAILED;
+      result.push(value);
       index = this.skipWhitespace(this.end);
       if (this.at(index) === CLOSE_BRACKET) break;
-      if (this.at(index) !== COMMA) this.fail("Expecting ',' delimiter", index);
+      if (this.at(index) !== COMMA) return this.fail("Expecting ',' delimiter", index);
       index = this.skipWhitespace(index + 1);
     }
     this.end = index + 1;
