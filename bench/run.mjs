@@ -111,12 +111,13 @@ function serverEnv(rotation) {
 async function startService(rotation) {
   const cpuProfDir = options.cpuProf ? join(root, 'bench/results/profiles') : undefined;
   if (cpuProfDir) await mkdir(cpuProfDir, { recursive: true });
-  const nodeOptions = await startOptions(root);
+  const { nodeOptions, env } = await startOptions(root);
   setup.server_node_options = nodeOptions.join(' ');
-  const server = await startServer({ entry, env: serverEnv(rotation), cwd: tmp, cpuProfDir, nodeOptions });
+  setup.server_start_env = env;
+  const server = await startServer({ entry, env: { ...serverEnv(rotation), ...env }, cwd: tmp, cpuProfDir, nodeOptions });
   const rss = memoryOf(server.pid).rssMB;
   setup[`server_rss_after_start_mb_rotation_${rotation ? 'on' : 'off'}`] = rss;
-  log(`server pid ${server.pid} on ${server.url} (node ${[...nodeOptions, 'dist/cli/main.js'].join(' ')}), REFRESH_TOKEN_ROTATION=${rotation ? 'on' : 'off'}, RSS ${rss.toFixed(0)} MB when ready`);
+  log(`server pid ${server.pid} on ${server.url} (${Object.entries(env).map(([name, value]) => `${name}=${value} `).join('')}node ${[...nodeOptions, 'dist/cli/main.js'].join(' ')}), REFRESH_TOKEN_ROTATION=${rotation ? 'on' : 'off'}, RSS ${rss.toFixed(0)} MB when ready`);
   return server;
 }
 

@@ -109,13 +109,21 @@ async function httpReady(url) {
 }
 
 /**
- * The Node options `npm start` gives the server (package.json), so the benchmark runs it the same
- * way: `node <options> dist/cli/main.js serve`.
+ * What `npm start` gives the server (package.json), so the benchmark runs it the same way:
+ * `VAR=value node <options> dist/cli/main.js serve`. An assignment written `VAR=${VAR:-default}`
+ * takes the default, as it does under `npm start` when VAR is unset.
  */
 export async function startOptions(root) {
   const { scripts } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
   const words = scripts.start.split(/\s+/);
-  return words.slice(words.indexOf('node') + 1).filter((word) => word.startsWith('--'));
+  const node = words.indexOf('node');
+  const env = {};
+  for (const word of words.slice(0, node)) {
+    const [, name, value] = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(word) ?? [];
+    if (name === undefined) continue;
+    env[name] = /^\$\{\w+:-(.*)\}$/.exec(value)?.[1] ?? value;
+  }
+  return { nodeOptions: words.slice(node + 1).filter((word) => word.startsWith('--')), env };
 }
 
 /**
