@@ -1,5 +1,6 @@
-import { PostgresAdapter } from 'kysely';
+import { PostgresAdapter, type QueryCreator } from 'kysely';
 import type { Db } from '../database.js';
+import type { DatabaseSchema } from '../schema/index.js';
 import { prepareQuery } from '../prepared.js';
 import { touchSession } from './sessions.js';
 
@@ -33,15 +34,23 @@ export async function findRefreshGrant(db: Db, tokenHash: string) {
 
 export type RefreshGrant = NonNullable<Awaited<ReturnType<typeof findRefreshGrant>>>;
 
-const consumeToken = prepareQuery((db: Db, tokenHash: string, sessionId: string, sealed: string, now: number) =>
-  db
+/**
+ * Consumes a token unless it was consumed already or its session was revoked: the condition that
+ * decides a race between two refreshes of one token, or between a refresh and a revocation.
+ */
+function consumeStatement(creator: QueryCreator<DatabaseSchema>, tokenHash: string, sessionId: string, sealed: string, now: number) {
+  return creator
     .updateTable('refresh_tokens')
     .set({ consumed_at: now, successor_sealed: sealed })
     .where('token_hash', '=', tokenHash)
     .where('consumed_at', 'is', null)
     .where((eb) =>
       eb.exists(eb.selectFrom('sessions').select('sessions.id').where('sessions.id', '=', sessionId).where('sessions.revoked_at', 'is', null)),
-    ),
+    );
+}
+
+const consumeToken = prepareQuery((db: Db, tokenHash: string, sessionId: string, sealed: string, now: number) =>
+  consumeStatement(db, tokenHash, sessionId, sealed, now),
 );
 
 const insertToken = prepareQuery((db: Db, tokenHash: string, sessionId: string, now: number) =>
@@ -56,17 +65,7 @@ const insertToken = prepareQuery((db: Db, tokenHash: string, sessionId: string, 
 const rotateInOneStatement = prepareQuery(
   (db: Db, tokenHash: string, sessionId: string, sealed: string, successorHash: string, now: number, touch: boolean) =>
     db
-      .with('consumed', (qb) =>
-        qb
-          .updateTable('refresh_tokens')
-          .set({ consumed_at: now, successor_sealed: sealed })
-          .where('token_hash', '=', tokenHash)
-          .where('consumed_at', 'is', null)
-          .where((eb) =>
-            eb.exists(eb.selectFrom('sessions').select('sessions.id').where('sessions.id', '=', sessionId).where('sessions.revoked_at', 'is', null)),
-          )
-          .returning('session_id'),
-      )
+      .with('consumed', (qb) => consumeStatement(qb, tokenHash, sessionId, sealed, now).returning('session_id'))
       .with('successor', (qb) =>
         qb
           .insertInto('refresh_tokens')
