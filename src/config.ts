@@ -16,6 +16,8 @@ export interface Config {
     readonly connectTimeoutMs: number;
     readonly ssl: 'off' | 'require' | 'verify-full';
     readonly sslCaFile: string | undefined;
+    /** Hot queries as named prepared statements; off behind a pooler that cannot keep them. */
+    readonly preparedStatements: boolean;
   };
   readonly sqliteSynchronous: SqliteSynchronous;
   readonly issuer: string;
@@ -166,6 +168,7 @@ export function loadConfig(env: Env = process.env): Config {
       connectTimeoutMs: read.int('DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
       ssl: read.oneOf('DATABASE_SSL', 'off', ['off', 'require', 'verify-full'] as const),
       sslCaFile: read.optional('DATABASE_SSL_CA_FILE'),
+      preparedStatements: read.bool('DATABASE_PREPARED_STATEMENTS', true),
     },
     sqliteSynchronous: read.oneOf('SQLITE_SYNCHRONOUS', 'NORMAL', ['NORMAL', 'FULL'] as const),
     issuer: read.string('ISSUER', `http://${issuerHost}:${port}`),

@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from
 import pg from 'pg';
 import type { Config } from '../config.js';
 import type { Database } from './database.js';
+import { withNamedStatements } from './postgres-statements.js';
 import { startCheckpointer } from './wal-checkpointer.js';
 import type { DatabaseSchema } from './schema/index.js';
 
@@ -124,6 +125,7 @@ const defaultPostgresOptions: Config['database'] = {
   connectTimeoutMs: 5000,
   ssl: 'off',
   sslCaFile: undefined,
+  preparedStatements: true,
 };
 
 function sslOptions(options: Config['database']): pg.PoolConfig['ssl'] {
@@ -146,7 +148,7 @@ export function connectPostgres(connectionString: string, options: Config['datab
   // pool's attached, which Node would treat as uncaught. The next query opens a fresh connection.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool: options.preparedStatements ? withNamedStatements(pool) : pool }) });
   return {
     db,
     dialect: 'postgres',

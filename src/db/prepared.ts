@@ -1,6 +1,18 @@
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
 import type { Db } from './database.js';
 
+/**
+ * The SQL texts of the queries below, each with a statement name: on PostgreSQL they run as named
+ * prepared statements (see postgres-statements.ts). The set is as small as the number of query
+ * shapes in the code, since a shape is compiled once per dialect.
+ */
+const statementNames = new Map<string, string>();
+
+/** The statement name of a query compiled by {@link prepareQuery}; undefined for any other. */
+export function statementNameOf(sql: string): string | undefined {
+  return statementNames.get(sql);
+}
+
 interface Prepared {
   readonly compiled: CompiledQuery;
   /** For each compiled parameter, the index of the argument that fills it, or -1 for a constant. */
@@ -27,6 +39,7 @@ export function prepareQuery<Args extends readonly unknown[], Row>(
         throw new TypeError('prepareQuery: every argument must appear as a bound parameter');
       }
       prepared = { compiled, slots };
+      if (!statementNames.has(compiled.sql)) statementNames.set(compiled.sql, `school_auth_${statementNames.size + 1}`);
       byAdapter.set(adapter, prepared);
     }
     const { compiled, slots } = prepared;
