@@ -10,6 +10,7 @@ import { statementNameOf } from './prepared.js';
  * a cursor for streamed queries, which need a cursor class in the dialect: we configure none.)
  */
 export function withNamedStatements(pool: pg.Pool): PostgresPool {
+  // One wrapper per client, so that Kysely, which keeps its connection object per client, finds it again.
   const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
     let connection = wrapped.get(client);

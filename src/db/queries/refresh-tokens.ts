@@ -74,16 +74,14 @@ const rotateInOneStatement = prepareQuery(
             eb
               .selectFrom('consumed')
               .select([eb.cast<string>(eb.val(successorHash), 'text').as('token_hash'), 'consumed.session_id', eb.cast<number>(eb.val(now), 'bigint').as('created_at')]),
-          )
-          .returning('token_hash'),
+          ),
       )
       .with('touched', (qb) =>
         qb
           .updateTable('sessions')
           .set({ last_used_at: now })
           .where('id', 'in', (eb) => eb.selectFrom('consumed').select('consumed.session_id'))
-          .where((eb) => eb.cast<boolean>(eb.val(touch), 'boolean'))
-          .returning('id'),
+          .where((eb) => eb.cast<boolean>(eb.val(touch), 'boolean')),
       )
       .selectFrom('consumed')
       .select((eb) => eb.fn.countAll().as('rotated')),
