@@ -1,11 +1,12 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import type { Database } from './database.js';
 import { withNamedStatements } from './postgres-statements.js';
+import { registerSqliteConnection } from './sqlite-direct.js';
 import { startCheckpointer } from './wal-checkpointer.js';
 import type { DatabaseSchema } from './schema/index.js';
 
@@ -45,7 +46,9 @@ export function connectSqlite(file: string, options: SqliteOptions = {}): Databa
       ? undefined
       : startCheckpointer({ file, synchronous, intervalMs: 200, restartFrames: 4000, busyTimeoutMs: 1000 }, options.backgroundCheckpoints.onError);
   if (checkpointer !== undefined) sqlite.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_FRAMES}`);
-  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const prepare = statementCache(sqlite);
+  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: { close: () => sqlite.close(), prepare } }) });
+  registerSqliteConnection(db, { sqlite, prepare });
   return {
     db,
     dialect: 'sqlite',
@@ -65,19 +68,16 @@ export function connectSqlite(file: string, options: SqliteOptions = {}): Databa
  * Kysely prepares every statement anew; preparing costs more than running our small indexed
  * queries, so prepared statements are kept by SQL text (a bounded set: queries are fixed shapes).
  */
-function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+function statementCache(sqlite: SQLite.Database): (text: string) => SQLite.Statement {
   const statements = new Map<string, SQLite.Statement>();
-  return {
-    close: () => sqlite.close(),
-    prepare: (text: string) => {
-      let statement = statements.get(text);
-      if (statement === undefined) {
-        if (statements.size >= 1000) statements.clear();
-        statement = sqlite.prepare(text);
-        statements.set(text, statement);
-      }
-      return statement;
-    },
+  return (text) => {
+    let statement = statements.get(text);
+    if (statement === undefined) {
+      if (statements.size >= 1000) statements.clear();
+      statement = sqlite.prepare(text);
+      statements.set(text, statement);
+    }
+    return statement;
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
 import type { Db } from './database.js';
+import { idleSqliteConnection, runNow } from './sqlite-direct.js';
 
 /**
  * The SQL texts of the queries below, each with a statement name: on PostgreSQL they run as named
@@ -22,13 +23,12 @@ interface Prepared {
 /**
  * A query built and compiled by Kysely once per dialect, then run with new arguments: on the hot
  * paths (refresh, /me) building and compiling cost more than the indexed query itself. `build`
- * must pass each argument to Kysely as a plain value (it becomes a bound parameter).
+ * must pass each argument to Kysely as a plain value (it becomes a bound parameter). On an idle
+ * SQLite connection the statement runs at once, without Kysely's executor (see sqlite-direct.ts).
  */
-export function prepareQuery<Args extends readonly unknown[], Row>(
-  build: (db: Db, ...args: Args) => Compilable<Row>,
-): (db: Db, ...args: Args) => Promise<QueryResult<Row>> {
+export function prepareQuery<Args extends readonly unknown[], Row>(build: (db: Db, ...args: Args) => Compilable<Row>): PreparedQuery<Args, Row> {
   const byAdapter = new WeakMap<object, Prepared>();
-  return (db, ...args) => {
+  const compile = (db: Db, ...args: Args): CompiledQuery<Row> => {
     const adapter = db.getExecutor().adapter;
     let prepared = byAdapter.get(adapter);
     if (prepared === undefined) {
@@ -47,6 +47,20 @@ export function prepareQuery<Args extends readonly unknown[], Row>(
       const slot = slots[index] ?? -1;
       return slot >= 0 ? args[slot] : constant;
     });
-    return db.executeQuery<Row>({ ...compiled, parameters });
+    return { ...compiled, parameters };
   };
+  const run = (db: Db, ...args: Args): Promise<QueryResult<Row>> => {
+    const query = compile(db, ...args);
+    const idle = idleSqliteConnection(db);
+    if (idle === undefined) return db.executeQuery(query);
+    // The promise constructor turns a throw (a constraint, a locked database) into a rejection.
+    return new Promise((resolve) => resolve(runNow(idle, query)));
+  };
+  return Object.assign(run, { compile });
+}
+
+/** Runs the query (see prepareQuery); `compile` gives the statement to run inside sqliteTransaction. */
+export interface PreparedQuery<Args extends readonly unknown[], Row> {
+  (db: Db, ...args: Args): Promise<QueryResult<Row>>;
+  compile(db: Db, ...args: Args): CompiledQuery<Row>;
 }

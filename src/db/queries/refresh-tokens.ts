@@ -2,7 +2,8 @@ import { PostgresAdapter, type QueryCreator } from 'kysely';
 import type { Db } from '../database.js';
 import type { DatabaseSchema } from '../schema/index.js';
 import { prepareQuery } from '../prepared.js';
-import { touchSession } from './sessions.js';
+import { sqliteTransaction } from '../sqlite-direct.js';
+import { updateLastUsed } from './sessions.js';
 
 const selectRefreshGrant = prepareQuery((db: Db, tokenHash: string) =>
   db
@@ -92,7 +93,7 @@ const rotateInOneStatement = prepareQuery(
  * concurrent refreshes of one token exactly one consumes it, and none succeeds once the session
  * is revoked. Returns false when this caller lost (the token was already consumed or revoked).
  * The session's idle clock is written too when `touchSession` says it is due. SQLite runs the
- * statements in one transaction in-process, where a round trip costs nothing.
+ * statements in one synchronous transaction in-process, where a round trip costs nothing.
  */
 export async function rotateRefreshToken(
   db: Db,
@@ -110,11 +111,11 @@ export async function rotateRefreshToken(
     );
     return Number(rows[0]?.rotated ?? 0) > 0;
   }
-  return db.transaction().execute(async (trx) => {
-    const consumed = await consumeToken(trx, rotation.tokenHash, rotation.sessionId, rotation.successorSealed, rotation.now);
+  return sqliteTransaction(db, (run) => {
+    const consumed = run(consumeToken.compile(db, rotation.tokenHash, rotation.sessionId, rotation.successorSealed, rotation.now));
     if (consumed.numAffectedRows === 0n) return false;
-    await insertToken(trx, rotation.successorHash, rotation.sessionId, rotation.now);
-    if (rotation.touchSession) await touchSession(trx, rotation.sessionId, rotation.now);
+    run(insertToken.compile(db, rotation.successorHash, rotation.sessionId, rotation.now));
+    if (rotation.touchSession) run(updateLastUsed.compile(db, rotation.sessionId, rotation.now));
     return true;
   });
 }

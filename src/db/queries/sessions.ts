@@ -68,7 +68,7 @@ export async function revokeSchoolSessions(db: Db, schoolKey: string, reason: st
   return Number(result.numUpdatedRows);
 }
 
-const updateLastUsed = prepareQuery((db: Db, sessionId: string, now: number) =>
+export const updateLastUsed = prepareQuery((db: Db, sessionId: string, now: number) =>
   db.updateTable('sessions').set({ last_used_at: now }).where('id', '=', sessionId),
 );
 

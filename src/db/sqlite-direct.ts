@@ -1,0 +1,71 @@
+import type SQLite from 'better-sqlite3';
+import type { CompiledQuery, QueryResult } from 'kysely';
+import type { Db } from './database.js';
+
+/**
+ * The SQLite connection behind a Kysely instance, for running statements without Kysely's
+ * executor. Kysely passes every query through a connection mutex and a chain of promises, which
+ * on the refresh path cost more than the indexed statement itself. better-sqlite3 is synchronous:
+ * while no transaction is open on the connection, a statement run now is exactly what Kysely would
+ * run, since nothing else can use the connection before it returns.
+ */
+export interface SqliteConnection {
+  readonly sqlite: SQLite.Database;
+  /** better-sqlite3's prepared statement for a SQL text (cached: see connect.ts). */
+  readonly prepare: (sql: string) => SQLite.Statement;
+}
+
+const connections = new WeakMap<Db, SqliteConnection>();
+
+/** Called once by connectSqlite for the root Kysely instance (never for a transaction's). */
+export function registerSqliteConnection(db: Db, connection: SqliteConnection): void {
+  connections.set(db, connection);
+}
+
+/**
+ * The connection of `db` when a statement may run on it at once: `db` is a root SQLite instance
+ * and no transaction is open. Inside a Kysely transaction (which awaits between its statements)
+ * this is undefined, and the caller goes through Kysely, which queues behind the transaction.
+ */
+export function idleSqliteConnection(db: Db): SqliteConnection | undefined {
+  const connection = connections.get(db);
+  if (connection === undefined || connection.sqlite.inTransaction || !connection.sqlite.open) return undefined;
+  return connection;
+}
+
+/** Runs one compiled statement now, with the result Kysely's SQLite driver would give. */
+export function runNow<Row>(connection: SqliteConnection, query: CompiledQuery<Row>): QueryResult<Row> {
+  const statement = connection.prepare(query.sql);
+  const parameters = query.parameters as unknown[];
+  if (statement.reader) return { rows: statement.all(parameters) as Row[] };
+  const { changes, lastInsertRowid } = statement.run(parameters);
+  return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+}
+
+export type RunNow = <Row>(query: CompiledQuery<Row>) => QueryResult<Row>;
+
+/**
+ * Runs `work` as one SQLite transaction, synchronously, so no other request's statement can
+ * land inside it. When a Kysely transaction holds the connection, waits for it first by taking
+ * the connection through Kysely. Throws for a `db` that is not a root SQLite instance.
+ */
+export async function sqliteTransaction<T>(db: Db, work: (run: RunNow) => T): Promise<T> {
+  const idle = idleSqliteConnection(db);
+  if (idle !== undefined) return transactionNow(idle, work);
+  const connection = connections.get(db);
+  if (connection === undefined) throw new TypeError('sqliteTransaction: not a root SQLite database');
+  return db.connection().execute(() => Promise.resolve().then(() => transactionNow(connection, work)));
+}
+
+function transactionNow<T>(connection: SqliteConnection, work: (run: RunNow) => T): T {
+  connection.prepare('begin').run();
+  try {
+    const result = work((query) => runNow(connection, query));
+    connection.prepare('commit').run();
+    return result;
+  } catch (error) {
+    // A failed COMMIT may already have ended the transaction (SQLite rolls back on some errors).
+    if (connection.sqlite.inTransaction) connection.prepare('rollback').run();
+    throw error;
+  }
+}
