@@ -44,28 +44,7 @@ export function runNow<Row>(connection: SqliteConnection, query: CompiledQuery<R
 
 export type RunNow = <Row>(query: CompiledQuery<Row>) => QueryResult<Row>;
 
-/**
- * Runs `work` as one SQLite transaction, synchronously, so no other request's statement can
- * land inside it. When a Kysely transaction holds the connection, waits for it first by taking
- * the connection through Kysely. Throws for a `db` that is not a root SQLite instance.
- */
-export async function sqliteTransaction<T>(db: Db, work: (run: RunNow) => T): Promise<T> {
-  const idle = idleSqliteConnection(db);
-  if (idle !== undefined) return transactionNow(idle, work);
-  const connection = connections.get(db);
-  if (connection === undefined) throw new TypeError('sqliteTransaction: not a root SQLite database');
-  return db.connection().execute(() => Promise.resolve().then(() => transactionNow(connection, work)));
-}
-
-function transactionNow<T>(connection: SqliteConnection, work: (run: RunNow) => T): T {
-  connection.prepare('begin').run();
-  try {
-    const result = work((query) => runNow(connection, query));
-    connection.prepare('commit').run();
-    return result;
-  } catch (error) {
-    // A failed COMMIT may already have ended the transaction (SQLite rolls back on some errors).
-    if (connection.sqlite.inTransaction) connection.prepare('rollback').run();
-    throw error;
-  }
+/** The connection of a root SQLite instance, idle or not; undefined for anything else. */
+export function rootSqliteConnection(db: Db): SqliteConnection | undefined {
+  return connections.get(db);
 }

@@ -1,34 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Database, Db } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { prepareQuery } from '../../src/db/prepared.js';
-import { sqliteTransaction } from '../../src/db/sqlite-direct.js';
 import { createTestDatabase } from '../helpers/database.js';
-
-const findSchoolName = prepareQuery((db: Db, key: string) => db.selectFrom('schools').select('name').where('key', '=', key));
-const insertSchool = prepareQuery((db: Db, key: string, name: string) =>
-  db.insertInto('schools').values({ key, school_id: key, name, suspended_at: null, created_at: 1 }),
-);
-const renameSchool = prepareQuery((db: Db, key: string, name: string) => db.updateTable('schools').set({ name }).where('key', '=', key));
-
-/** A promise and the function that settles it. */
-function gate(): { opened: Promise<void>; open: () => void } {
-  let open = () => undefined as void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { opened, open };
-}
-
-/** Lets every pending callback and I/O completion run, several times over. */
-async function settle(): Promise<void> {
-  for (let i = 0; i < 5; i += 1) await new Promise((resolve) => setImmediate(resolve));
-}
-
-/** Tracks whether a promise has settled yet. */
-function watch<T>(promise: Promise<T>): { settled: () => boolean; result: Promise<T> } {
-  let done = false;
-  const result = promise.finally(() => (done = true));
-  return { settled: () => done, result };
-}
+import { findSchoolName, gate, insertSchool, renameSchool, settle, watch } from '../helpers/sqlite-statements.js';
 
 describe('SQLite statements outside Kysely’s executor', () => {
   let database: Database;
@@ -97,70 +71,5 @@ describe('SQLite statements outside Kysely’s executor', () => {
       return (await findSchoolName(trx, 'a')).rows;
     });
     expect(seen).toEqual([{ name: 'Inside' }]);
-  });
-});
-
-describe('sqliteTransaction', () => {
-  let database: Database;
-  let db: Db;
-
-  beforeEach(async () => {
-    database = await createTestDatabase('sqlite');
-    await migrateToLatest(database);
-    db = database.db;
-    await insertSchool(db, 'a', 'Alpha');
-  });
-
-  afterEach(async () => {
-    await database.close();
-  });
-
-  it('commits everything the work ran, and returns its result', async () => {
-    const result = await sqliteTransaction(db, (run) => {
-      run(insertSchool.compile(db, 'b', 'Beta'));
-      return run(renameSchool.compile(db, 'a', 'Renamed')).numAffectedRows;
-    });
-    expect(result).toBe(1n);
-    expect((await findSchoolName(db, 'a')).rows).toEqual([{ name: 'Renamed' }]);
-    expect((await findSchoolName(db, 'b')).rows).toEqual([{ name: 'Beta' }]);
-  });
-
-  it('rolls everything back when the work throws, and rethrows', async () => {
-    const failing = sqliteTransaction(db, (run) => {
-      run(renameSchool.compile(db, 'a', 'Renamed'));
-      run(insertSchool.compile(db, 'a', 'Duplicate key'));
-    });
-    await expect(failing).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT_PRIMARYKEY' });
-    expect((await findSchoolName(db, 'a')).rows).toEqual([{ name: 'Alpha' }]);
-    // the connection is usable again, outside any transaction
-    await sqliteTransaction(db, (run) => run(renameSchool.compile(db, 'a', 'After')));
-    expect((await findSchoolName(db, 'a')).rows).toEqual([{ name: 'After' }]);
-  });
-
-  it('waits for an open Kysely transaction, then runs after it', async () => {
-    const held = gate();
-    const order: string[] = [];
-    const transaction = db.transaction().execute(async (trx) => {
-      await renameSchool(trx, 'a', 'First');
-      await held.opened;
-      order.push('kysely');
-    });
-    await settle();
-    const ours = watch(
-      sqliteTransaction(db, (run) => {
-        order.push('ours');
-        return run(findSchoolName.compile(db, 'a')).rows;
-      }),
-    );
-    await settle();
-    expect(ours.settled()).toBe(false);
-    held.open();
-    await transaction;
-    expect(await ours.result).toEqual([{ name: 'First' }]);
-    expect(order).toEqual(['kysely', 'ours']);
-  });
-
-  it('refuses a database that is not a root SQLite instance', async () => {
-    await expect(db.transaction().execute((trx) => sqliteTransaction(trx, () => 1))).rejects.toThrow(/not a root SQLite database/);
   });
 });

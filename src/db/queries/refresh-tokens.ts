@@ -2,7 +2,7 @@ import { PostgresAdapter, type QueryCreator } from 'kysely';
 import type { Db } from '../database.js';
 import type { DatabaseSchema } from '../schema/index.js';
 import { prepareQuery } from '../prepared.js';
-import { sqliteTransaction } from '../sqlite-direct.js';
+import { sqliteTransaction } from '../sqlite-group-commit.js';
 import { updateLastUsed } from './sessions.js';
 
 const selectRefreshGrant = prepareQuery((db: Db, tokenHash: string) =>
@@ -93,7 +93,8 @@ const rotateInOneStatement = prepareQuery(
  * concurrent refreshes of one token exactly one consumes it, and none succeeds once the session
  * is revoked. Returns false when this caller lost (the token was already consumed or revoked).
  * The session's idle clock is written too when `touchSession` says it is due. SQLite runs the
- * statements in one synchronous transaction in-process, where a round trip costs nothing.
+ * statements in-process, where a round trip costs nothing, in a transaction it may share with the
+ * other rotations of the same event-loop turn (see sqlite-group-commit.ts).
  */
 export async function rotateRefreshToken(
   db: Db,
