@@ -37,9 +37,35 @@ export function idleSqliteConnection(db: Db): SqliteConnection | undefined {
 export function runNow<Row>(connection: SqliteConnection, query: CompiledQuery<Row>): QueryResult<Row> {
   const statement = connection.prepare(query.sql);
   const parameters = query.parameters as unknown[];
-  if (statement.reader) return { rows: statement.all(parameters) as Row[] };
+  if (statement.reader) return { rows: readRows(statement, parameters) as Row[] };
   const { changes, lastInsertRowid } = statement.run(parameters);
   return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+}
+
+const columnNames = new WeakMap<SQLite.Statement, readonly string[]>();
+
+/**
+ * The rows as objects, built here from better-sqlite3's raw arrays: its own objects set each
+ * column by name from C++, interning the name again for every row, which cost more than the
+ * indexed lookup of the refresh path. The statement is shared with Kysely: raw mode is undone.
+ */
+function readRows(statement: SQLite.Statement, parameters: unknown[]): Record<string, unknown>[] {
+  let names = columnNames.get(statement);
+  if (names === undefined) {
+    names = statement.columns().map((column) => column.name);
+    columnNames.set(statement, names);
+  }
+  let arrays: unknown[][];
+  try {
+    arrays = statement.raw(true).all(parameters) as unknown[][];
+  } finally {
+    statement.raw(false);
+  }
+  return arrays.map((values) => {
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < names.length; i += 1) row[names[i]!] = values[i];
+    return row;
+  });
 }
 
 export type RunNow = <Row>(query: CompiledQuery<Row>) => QueryResult<Row>;
