@@ -1,21 +1,17 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Database, Db } from '../../src/db/database.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
 import { registerSqliteConnection, rootSqliteConnection } from '../../src/db/sqlite-direct.js';
 import { sqliteTransaction } from '../../src/db/sqlite-group-commit.js';
-import { createTestDatabase } from '../helpers/database.js';
-import { findSchoolName, gate, insertSchool, renameSchool, settle, watch } from '../helpers/sqlite-statements.js';
+import { findSchoolName, gate, insertSchool, renameSchool, schoolDatabase, settle, watch } from '../helpers/sqlite-statements.js';
 
 describe('sqliteTransaction (group commit)', () => {
   let database: Database;
   let db: Db;
 
   beforeEach(async () => {
-    database = await createTestDatabase('sqlite');
-    await migrateToLatest(database);
+    database = await schoolDatabase();
     db = database.db;
-    await insertSchool(db, 'a', 'Alpha');
   });
 
   afterEach(async () => {

@@ -1,5 +1,7 @@
-import type { Db } from '../../src/db/database.js';
+import type { Database, Db } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
 import { prepareQuery } from '../../src/db/prepared.js';
+import { createTestDatabase } from './database.js';
 
 /** Prepared queries on the schools table, for tests of how statements reach SQLite. */
 export const findSchoolName = prepareQuery((db: Db, key: string) => db.selectFrom('schools').select('name').where('key', '=', key));
@@ -7,6 +9,14 @@ export const insertSchool = prepareQuery((db: Db, key: string, name: string) =>
   db.insertInto('schools').values({ key, school_id: key, name, suspended_at: null, created_at: 1 }),
 );
 export const renameSchool = prepareQuery((db: Db, key: string, name: string) => db.updateTable('schools').set({ name }).where('key', '=', key));
+
+/** A fresh, migrated SQLite database holding one school: key 'a', named Alpha. */
+export async function schoolDatabase(): Promise<Database> {
+  const database = await createTestDatabase('sqlite');
+  await migrateToLatest(database);
+  await insertSchool(database.db, 'a', 'Alpha');
+  return database;
+}
 
 /** A promise and the function that settles it. */
 export function gate(): { opened: Promise<void>; open: () => void } {
