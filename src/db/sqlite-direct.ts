@@ -22,6 +22,11 @@ export function registerSqliteConnection(db: Db, connection: SqliteConnection): 
   connections.set(db, connection);
 }
 
+/** The connection of a root SQLite instance, idle or not; undefined for anything else. */
+export function rootSqliteConnection(db: Db): SqliteConnection | undefined {
+  return connections.get(db);
+}
+
 /**
  * The connection of `db` when a statement may run on it at once: `db` is a root SQLite instance
  * and no transaction is open. Inside a Kysely transaction (which awaits between its statements)
@@ -32,6 +37,8 @@ export function idleSqliteConnection(db: Db): SqliteConnection | undefined {
   if (connection === undefined || connection.sqlite.inTransaction || !connection.sqlite.open) return undefined;
   return connection;
 }
+
+export type RunNow = <Row>(query: CompiledQuery<Row>) => QueryResult<Row>;
 
 /** Runs one compiled statement now, with the result Kysely's SQLite driver would give. */
 export function runNow<Row>(connection: SqliteConnection, query: CompiledQuery<Row>): QueryResult<Row> {
@@ -66,11 +73,4 @@ function readRows(statement: SQLite.Statement, parameters: unknown[]): Record<st
     for (let i = 0; i < names.length; i += 1) row[names[i]!] = values[i];
     return row;
   });
-}
-
-export type RunNow = <Row>(query: CompiledQuery<Row>) => QueryResult<Row>;
-
-/** The connection of a root SQLite instance, idle or not; undefined for anything else. */
-export function rootSqliteConnection(db: Db): SqliteConnection | undefined {
-  return connections.get(db);
 }
