@@ -262,13 +262,13 @@ const bareSamples = [];
 async function measureBare() {
   const bare = await startBare(fileURLToPath(new URL('./bare-server.mjs', import.meta.url)), {
     PATH: process.env.PATH,
-    RESPONSE_BYTES: String(setup.responseBytes ?? 700),
+    RESPONSE_BYTES: String(setup.responseBytes),
   });
   const k = bareSamples.length + 1;
-  await scenario(`bare, sample ${k}`, bare, () => measure({ target: S.bareTarget(bare.url, C, setup.tokenLength ?? 43), ...timing() }));
+  await scenario(`bare, sample ${k}`, bare, () => measure({ target: S.bareTarget(bare.url, C, setup.tokenLength), ...timing() }));
   if (want('invalid-body')) {
     // the same generator as invalid-body, so that its ratio compares like with like
-    const request = postRequest(bare.port, '/auth/refresh', JSON.stringify({ refresh_token: 'x'.repeat(setup.tokenLength ?? 43) }));
+    const request = postRequest(bare.port, '/auth/refresh', JSON.stringify({ refresh_token: 'x'.repeat(setup.tokenLength) }));
     await scenario(`bare (raw sockets), sample ${k}`, bare, () => closeLoop({ port: bare.port, connections: C, request, ...timing() }));
   }
   bareSamples.push({ autocannon: scenarios[`bare, sample ${k}`], raw: scenarios[`bare (raw sockets), sample ${k}`] });

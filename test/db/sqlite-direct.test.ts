@@ -1,21 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Database, Db } from '../../src/db/database.js';
-import { findSchoolName, gate, insertSchool, renameSchool, schoolDatabase, settle, watch } from '../helpers/sqlite-statements.js';
+import { describe, expect } from 'vitest';
+import { findSchoolName, gate, insertSchool, renameSchool, schoolTest, settle, watch } from '../helpers/sqlite-statements.js';
 
 describe('SQLite statements outside Kysely’s executor', () => {
-  let database: Database;
-  let db: Db;
-
-  beforeEach(async () => {
-    database = await schoolDatabase();
-    db = database.db;
-  });
-
-  afterEach(async () => {
-    await database.close();
-  });
-
-  it('give the results Kysely gives, for reads and writes', async () => {
+  schoolTest('give the results Kysely gives, for reads and writes', async ({ db }) => {
     const direct = await insertSchool(db, 'b', 'Beta');
     const viaKysely = await db.executeQuery(insertSchool.compile(db, 'c', 'Gamma'));
     expect(direct.numAffectedRows).toBe(1n);
@@ -26,13 +13,13 @@ describe('SQLite statements outside Kysely’s executor', () => {
     expect((await findSchoolName(db, 'c')).rows).toEqual([{ name: 'Gamma' }]);
   });
 
-  it('reject (rather than throw) when a statement fails', async () => {
+  schoolTest('reject (rather than throw) when a statement fails', async ({ db }) => {
     const duplicate = insertSchool(db, 'a', 'Duplicate key');
     expect(duplicate).toBeInstanceOf(Promise);
     await expect(duplicate).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT_PRIMARYKEY' });
   });
 
-  it('run at once on an idle connection, even while Kysely holds it between statements', async () => {
+  schoolTest('run at once on an idle connection, even while Kysely holds it between statements', async ({ db }) => {
     const held = gate();
     const holder = db.connection().execute(async () => held.opened);
     await settle();
@@ -45,7 +32,7 @@ describe('SQLite statements outside Kysely’s executor', () => {
     await holder;
   });
 
-  it('wait for an open Kysely transaction, and never see what it wrote before it commits', async () => {
+  schoolTest('wait for an open Kysely transaction, and never see what it wrote before it commits', async ({ db }) => {
     const held = gate();
     const transaction = db.transaction().execute(async (trx) => {
       await renameSchool(trx, 'a', 'Renamed');
@@ -61,7 +48,7 @@ describe('SQLite statements outside Kysely’s executor', () => {
     expect((await read.result).rows).toEqual([{ name: 'Alpha' }]);
   });
 
-  it('a query given a transaction runs inside it', async () => {
+  schoolTest('a query given a transaction runs inside it', async ({ db }) => {
     const seen = await db.transaction().execute(async (trx) => {
       await renameSchool(trx, 'a', 'Inside');
       return (await findSchoolName(trx, 'a')).rows;

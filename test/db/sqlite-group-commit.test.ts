@@ -1,25 +1,13 @@
 import { sql } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Database, Db } from '../../src/db/database.js';
+import { describe, expect } from 'vitest';
+import type { Db } from '../../src/db/database.js';
 import { registerSqliteConnection, rootSqliteConnection } from '../../src/db/sqlite-direct.js';
 import { sqliteTransaction } from '../../src/db/sqlite-group-commit.js';
-import { findSchoolName, gate, insertSchool, renameSchool, schoolDatabase, settle, watch } from '../helpers/sqlite-statements.js';
+import { findSchoolName, gate, insertSchool, renameSchool, schoolTest, settle, watch } from '../helpers/sqlite-statements.js';
 
 describe('sqliteTransaction (group commit)', () => {
-  let database: Database;
-  let db: Db;
-
-  beforeEach(async () => {
-    database = await schoolDatabase();
-    db = database.db;
-  });
-
-  afterEach(async () => {
-    await database.close();
-  });
-
   /** Counts the transactions begun on the connection from now on. */
-  function countTransactions(): () => number {
+  function countTransactions(db: Db): () => number {
     const connection = rootSqliteConnection(db)!;
     let begun = 0;
     registerSqliteConnection(db, {
@@ -32,7 +20,7 @@ describe('sqliteTransaction (group commit)', () => {
     return () => begun;
   }
 
-  it('commits everything the work ran, and resolves with its result', async () => {
+  schoolTest('commits everything the work ran, and resolves with its result', async ({ db }) => {
     const result = await sqliteTransaction(db, (run) => {
       run(insertSchool.compile(db, 'b', 'Beta'));
       return run(renameSchool.compile(db, 'a', 'Renamed')).numAffectedRows;
@@ -42,8 +30,8 @@ describe('sqliteTransaction (group commit)', () => {
     expect((await findSchoolName(db, 'b')).rows).toEqual([{ name: 'Beta' }]);
   });
 
-  it('gives the works of one event-loop turn one transaction, and each its own result', async () => {
-    const begun = countTransactions();
+  schoolTest('gives the works of one event-loop turn one transaction, and each its own result', async ({ db }) => {
+    const begun = countTransactions(db);
     const keys = ['b', 'c', 'd', 'e'];
     const results = await Promise.all(keys.map((key) => sqliteTransaction(db, (run) => run(insertSchool.compile(db, key, `School ${key}`)).numAffectedRows)));
     expect(results).toEqual([1n, 1n, 1n, 1n]);
@@ -53,7 +41,7 @@ describe('sqliteTransaction (group commit)', () => {
     expect(begun()).toBe(2);
   });
 
-  it('rolls back and rejects only the work that threw; the others of its turn commit', async () => {
+  schoolTest('rolls back and rejects only the work that threw; the others of its turn commit', async ({ db }) => {
     const first = sqliteTransaction(db, (run) => run(insertSchool.compile(db, 'b', 'Beta')).numAffectedRows);
     const failing = sqliteTransaction(db, (run) => {
       run(renameSchool.compile(db, 'a', 'Renamed'));
@@ -68,7 +56,7 @@ describe('sqliteTransaction (group commit)', () => {
     expect((await findSchoolName(db, 'c')).rows).toEqual([{ name: 'Gamma' }]);
   });
 
-  it('rejects every work of the group when the commit fails, and keeps none of their writes', async () => {
+  schoolTest('rejects every work of the group when the commit fails, and keeps none of their writes', async ({ db }) => {
     // A deferred foreign key is checked at COMMIT: a token of a session that does not exist.
     const defer = sql`pragma defer_foreign_keys = on`.compile(db);
     const orphan = sql`insert into refresh_tokens (token_hash, session_id, created_at) values ('h', 'no such session', 1)`.compile(db);
@@ -85,7 +73,7 @@ describe('sqliteTransaction (group commit)', () => {
     expect((await findSchoolName(db, 'b')).rows).toEqual([{ name: 'Beta' }]);
   });
 
-  it('waits for an open Kysely transaction, then runs after it', async () => {
+  schoolTest('waits for an open Kysely transaction, then runs after it', async ({ db }) => {
     const held = gate();
     const order: string[] = [];
     const transaction = db.transaction().execute(async (trx) => {
@@ -108,7 +96,7 @@ describe('sqliteTransaction (group commit)', () => {
     expect(order).toEqual(['kysely', 'ours']);
   });
 
-  it('refuses a database that is not a root SQLite instance', async () => {
+  schoolTest('refuses a database that is not a root SQLite instance', async ({ db }) => {
     await expect(db.transaction().execute((trx) => sqliteTransaction(trx, () => 1))).rejects.toThrow(/not a root SQLite database/);
   });
 });

@@ -1,4 +1,5 @@
-import type { Database, Db } from '../../src/db/database.js';
+import { test } from 'vitest';
+import type { Db } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { prepareQuery } from '../../src/db/prepared.js';
 import { createTestDatabase } from './database.js';
@@ -10,13 +11,20 @@ export const insertSchool = prepareQuery((db: Db, key: string, name: string) =>
 );
 export const renameSchool = prepareQuery((db: Db, key: string, name: string) => db.updateTable('schools').set({ name }).where('key', '=', key));
 
-/** A fresh, migrated SQLite database holding one school: key 'a', named Alpha. */
-export async function schoolDatabase(): Promise<Database> {
-  const database = await createTestDatabase('sqlite');
-  await migrateToLatest(database);
-  await insertSchool(database.db, 'a', 'Alpha');
-  return database;
-}
+/** `test` with a `db` fixture: a fresh, migrated SQLite database holding one school, key 'a', named Alpha. */
+export const schoolTest = test.extend<{ db: Db }>({
+  // eslint-disable-next-line no-empty-pattern
+  db: async ({}, use) => {
+    const database = await createTestDatabase('sqlite');
+    try {
+      await migrateToLatest(database);
+      await insertSchool(database.db, 'a', 'Alpha');
+      await use(database.db);
+    } finally {
+      await database.close();
+    }
+  },
+});
 
 /** A promise and the function that settles it. */
 export function gate(): { opened: Promise<void>; open: () => void } {
