@@ -51,10 +51,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerBodyParser(app);
   registerErrorHandler(app);
   registerNotFound(app);
+  // Metrics first: only the routes registered after it are observed.
+  const observeUnmatched = deps.config.metricsEnabled ? registerMetrics(app, { database: deps.database, hashQueue: deps.hasher.queue }) : undefined;
+  registerRequestLifecycle(app, observeUnmatched);
   await registerCors(app, deps.config.corsOrigins);
   await registerOpenApi(app, { docs: deps.config.docsEnabled });
-  const observe = deps.config.metricsEnabled ? registerMetrics(app, { database: deps.database, hashQueue: deps.hasher.queue }) : undefined;
-  registerRequestLifecycle(app, observe);
 
   registerTokenRoutes(app, deps);
   registerMeRoute(app, deps);

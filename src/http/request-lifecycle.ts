@@ -5,10 +5,11 @@ export type ResponseObserver = (request: FastifyRequest, reply: FastifyReply) =>
 
 /**
  * What every request goes through after its route: the request id header, closing connections
- * once shutdown begins, one log line, and the metrics. Kept to one hook per stage, since every
+ * once shutdown begins, one log line, and the metrics of answers that matched no route (routes
+ * observe their own, see metrics.ts). Kept to one hook per stage, since every
  * hook is paid on every request.
  */
-export function registerRequestLifecycle(app: FastifyInstance, observe: ResponseObserver | undefined): void {
+export function registerRequestLifecycle(app: FastifyInstance, observeUnmatched: ResponseObserver | undefined): void {
   // Once shutdown begins, every answer closes its connection: keep-alive clients would otherwise
   // hold the server open until SHUTDOWN_TIMEOUT.
   let closing = false;
@@ -24,7 +25,7 @@ export function registerRequestLifecycle(app: FastifyInstance, observe: Response
   // One log line per request, after the answer; bodies and headers are never logged.
   app.addHook('onResponse', (request, reply, done) => {
     if (logsAtInfo(request.log.level)) logRequest(request, reply);
-    observe?.(request, reply);
+    if (request.is404) observeUnmatched?.(request, reply);
     done();
   });
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onResponseHookHandler } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { WorkQueue } from '../../auth/work-queue.js';
 import type { Database } from '../../db/database.js';
@@ -16,8 +16,9 @@ function outcomeOf(status: number): Outcome {
 }
 
 /**
- * Prometheus metrics on their own registry, so each app (and each test) has its own. Returns the
- * observer the request lifecycle calls once per answered request.
+ * Prometheus metrics on their own registry, so each app (and each test) has its own. Routes
+ * registered after this observe their own answers; the returned observer is for answers that
+ * matched no route (404s, and requests refused before routing), which the request lifecycle sees.
  */
 export function registerMetrics(app: FastifyInstance, sources: { database: Database; hashQueue: WorkQueue }): ResponseObserver {
   const registry = new Registry();
@@ -61,6 +62,23 @@ export function registerMetrics(app: FastifyInstance, sources: { database: Datab
     },
   });
 
+  const observerFor = (route: string): ResponseObserver => {
+    const outcomes = route === '/admin/auth/login' ? logins : route === '/auth/refresh' ? refreshes : undefined;
+    return (request, reply) => {
+      duration.observe({ route, method: request.method, status: reply.statusCode }, reply.elapsedTime / 1000);
+      outcomes?.inc({ outcome: outcomeOf(reply.statusCode) });
+    };
+  };
+  // Each route observes its own answers with its label bound once: reading the route per request
+  // (`request.routeOptions` builds a new object every time) cost more than the observation itself.
+  app.addHook('onRoute', (route) => {
+    const observe = observerFor(route.url);
+    const observeHook: onResponseHookHandler = (request, reply, done) => {
+      observe(request, reply);
+      done();
+    };
+    route.onResponse = [route.onResponse ?? []].flat().concat(observeHook);
+  });
 
   const schema = {
     summary: 'Prometheus metrics',
@@ -72,10 +90,5 @@ export function registerMetrics(app: FastifyInstance, sources: { database: Datab
     return reply.header('content-type', registry.contentType).send(await registry.metrics());
   });
 
-  return (request, reply) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    duration.observe({ route, method: request.method, status: reply.statusCode }, reply.elapsedTime / 1000);
-    if (route === '/admin/auth/login') logins.inc({ outcome: outcomeOf(reply.statusCode) });
-    else if (route === '/auth/refresh') refreshes.inc({ outcome: outcomeOf(reply.statusCode) });
-  };
+  return observerFor('unmatched');
 }
