@@ -13,6 +13,7 @@ import { registerOperationRoutes } from './http/routes/operations.js';
 import { registerRequestLifecycle } from './http/request-lifecycle.js';
 import { registerTokenRoutes } from './http/routes/tokens.js';
 import { fastapiValidatorCompiler } from './http/schema-validator.js';
+import { responseSerializerCompiler } from './http/serializer.js';
 import type { Logger } from './logger.js';
 
 export interface AppDeps extends AuthDeps {
@@ -48,14 +49,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
   });
   app.setValidatorCompiler(fastapiValidatorCompiler);
+  app.setSerializerCompiler(responseSerializerCompiler);
   registerBodyParser(app);
   registerErrorHandler(app);
   registerNotFound(app);
-  // Metrics first: only the routes registered after it are observed.
-  const observeUnmatched = deps.config.metricsEnabled ? registerMetrics(app, { database: deps.database, hashQueue: deps.hasher.queue }) : undefined;
-  registerRequestLifecycle(app, observeUnmatched);
+  // Metrics first, since only the routes registered after them are observed; their own route
+  // after the OpenAPI plugin, which describes only the routes registered after it.
+  const metrics = deps.config.metricsEnabled ? registerMetrics(app, { database: deps.database, hashQueue: deps.hasher.queue }) : undefined;
+  registerRequestLifecycle(app, metrics?.observeUnmatched);
   await registerCors(app, deps.config.corsOrigins);
   await registerOpenApi(app, { docs: deps.config.docsEnabled });
+  metrics?.addRoute();
 
   registerTokenRoutes(app, deps);
   registerMeRoute(app, deps);

@@ -72,12 +72,14 @@ describe.each(TEST_DIALECTS)('GET /metrics (%s)', (dialect) => {
     expect((await t.app.inject({ method: 'GET', url: '/no/such/path' })).statusCode).toBe(404);
     expect((await t.app.inject({ method: 'GET', url: '/no/such/path?x=1' })).statusCode).toBe(404);
     expect((await t.app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/openapi.json' })).statusCode).toBe(200);
 
     const { exposition } = await scrape(t.app);
     const count = 'school_auth_http_request_duration_seconds_count';
     expect(valueOf(exposition, count, { route: '/healthz', method: 'GET', status: '200' })).toBe(1);
     expect(valueOf(exposition, count, { route: 'unmatched', method: 'GET', status: '404' })).toBe(2);
     expect(valueOf(exposition, count, { route: '/metrics', method: 'GET', status: '200' })).toBe(1);
+    expect(valueOf(exposition, count, { route: '/openapi.json', method: 'GET', status: '200' })).toBe(1);
     // A 404 is counted once, and never under the path it asked for.
     expect(find(exposition, count, {}).map((sample) => sample.labels.route)).not.toContain('/no/such/path');
     expect(find(exposition, count, { status: '404' })).toHaveLength(1);

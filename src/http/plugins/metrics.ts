@@ -15,12 +15,18 @@ function outcomeOf(status: number): Outcome {
   return 'error';
 }
 
+export interface Metrics {
+  /** For answers that matched no route (404s, requests refused before routing): the request lifecycle sees those. */
+  readonly observeUnmatched: ResponseObserver;
+  /** Adds GET /metrics. */
+  addRoute(): void;
+}
+
 /**
- * Prometheus metrics on their own registry, so each app (and each test) has its own. Routes
- * registered after this observe their own answers; the returned observer is for answers that
- * matched no route (404s, and requests refused before routing), which the request lifecycle sees.
+ * Prometheus metrics on their own registry, so each app (and each test) has its own. Every route
+ * registered after this observes its own answers.
  */
-export function registerMetrics(app: FastifyInstance, sources: { database: Database; hashQueue: WorkQueue }): ResponseObserver {
+export function registerMetrics(app: FastifyInstance, sources: { database: Database; hashQueue: WorkQueue }): Metrics {
   const registry = new Registry();
   registry.setDefaultLabels({ service: 'school-auth' });
   collectDefaultMetrics({ register: registry });
@@ -80,15 +86,18 @@ export function registerMetrics(app: FastifyInstance, sources: { database: Datab
     route.onResponse = [route.onResponse ?? []].flat().concat(observeHook);
   });
 
-  const schema = {
-    summary: 'Prometheus metrics',
-    response: {
-      200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } },
+  return {
+    observeUnmatched: observerFor('unmatched'),
+    addRoute() {
+      const schema = {
+        summary: 'Prometheus metrics',
+        response: {
+          200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } },
+        },
+      };
+      app.get('/metrics', { schema }, async (_request, reply) => {
+        return reply.header('content-type', registry.contentType).send(await registry.metrics());
+      });
     },
   };
-  app.get('/metrics', { schema }, async (_request, reply) => {
-    return reply.header('content-type', registry.contentType).send(await registry.metrics());
-  });
-
-  return observerFor('unmatched');
 }
