@@ -6,8 +6,8 @@ export type ResponseObserver = (request: FastifyRequest, reply: FastifyReply) =>
 /**
  * What every request goes through after its route: the request id header, closing connections
  * once shutdown begins, one log line, and the metrics of answers that matched no route (routes
- * observe their own, see metrics.ts). Kept to one hook per stage, since every
- * hook is paid on every request.
+ * observe their own, see metrics.ts). Kept to one hook per stage, since every hook is paid on
+ * every request.
  */
 export function registerRequestLifecycle(app: FastifyInstance, observeUnmatched: ResponseObserver | undefined): void {
   // Once shutdown begins, every answer closes its connection: keep-alive clients would otherwise

@@ -16,7 +16,7 @@ function outcomeOf(status: number): Outcome {
 }
 
 export interface Metrics {
-  /** For answers that matched no route (404s, requests refused before routing): the request lifecycle sees those. */
+  /** For answers that matched no route (the 404s and 405s): the request lifecycle sees those. */
   readonly observeUnmatched: ResponseObserver;
   /** Adds GET /metrics. */
   addRoute(): void;
