@@ -229,8 +229,10 @@ async function main() {
   }
 
   // ---- the ceiling: bare node:http, third sample -------------------------------------------
-  if (want('bare')) await measureBare();
-  if (want('bare')) Object.assign(scenarios, medianBare());
+  if (want('bare')) {
+    await measureBare();
+    Object.assign(scenarios, medianBare());
+  }
 
   // ---- report -----------------------------------------------------------------------------
   m.loadavg_at_end = os.loadavg().map((x) => Number(x.toFixed(2)));
@@ -253,12 +255,13 @@ async function main() {
   log(`wrote bench/results/latest.json and latest.md in ${((Date.now() - started) / 1000).toFixed(0)}s`);
 }
 
+const bareSamples = [];
+
 /**
  * One sample of the machine's limit: the bare server under autocannon, and under the raw-socket
  * generator when invalid-body runs. The limit moves during a run on a shared machine, so it is
  * sampled three times, spread over the run, and the median sample is the ceiling.
  */
-const bareSamples = [];
 async function measureBare() {
   const bare = await startBare(fileURLToPath(new URL('./bare-server.mjs', import.meta.url)), {
     PATH: process.env.PATH,
