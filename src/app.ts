@@ -14,6 +14,7 @@ import { registerRequestLifecycle } from './http/request-lifecycle.js';
 import { registerTokenRoutes } from './http/routes/tokens.js';
 import { fastapiValidatorCompiler } from './http/schema-validator.js';
 import { responseSerializerCompiler } from './http/serializer.js';
+import { closeStalledAnswers } from './http/stalled-answers.js';
 import type { Logger } from './logger.js';
 
 export interface AppDeps extends AuthDeps {
@@ -36,9 +37,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     // Slow or endless requests must not hold a connection and its memory for long: the headers
-    // within 10 s, the whole request within REQUEST_TIMEOUT, checked every second.
+    // within 10 s, the whole request within REQUEST_TIMEOUT, checked every second. Answers the
+    // client stops reading are bounded by closeStalledAnswers below.
     requestTimeout: deps.config.requestTimeout * 1000,
-    connectionTimeout: 60_000,
     http: {
       headersTimeout: Math.min(10_000, deps.config.requestTimeout * 1000),
       connectionsCheckingInterval: 1000,
@@ -47,6 +48,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+  });
+  const stalledAnswers = closeStalledAnswers(app.server, deps.clock);
+  app.addHook('onClose', (_app, done) => {
+    stalledAnswers.stop();
+    done();
   });
   app.setValidatorCompiler(fastapiValidatorCompiler);
   app.setSerializerCompiler(responseSerializerCompiler);
