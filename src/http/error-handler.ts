@@ -18,7 +18,7 @@ function classify(error: FastifyError): AppError | undefined {
  */
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (error instanceof ValidationFailure) return reply.code(422).send({ detail: error.items });
+    if (error instanceof ValidationFailure) return reply.code(422).type('application/json; charset=utf-8').send(error.body);
     const known = error instanceof AppError ? error : classify(error);
     if (known !== undefined) {
       if (known.status >= 500) request.log.warn({ err: known.cause ?? known }, 'request refused: service unavailable');

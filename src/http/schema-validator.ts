@@ -1,6 +1,6 @@
 import type { FastifySchemaCompiler } from 'fastify';
 import { AppError } from '../errors.js';
-import { jsonInvalidItem, validateBody, type FieldSpec } from './body/fastapi-validation.js';
+import { validateBody, type FieldSpec } from './body/fastapi-validation.js';
 import { parseJsonLikePython } from './body/python-json.js';
 import { JsonText } from './body-parser.js';
 import { ValidationFailure } from './validation-failure.js';
@@ -24,7 +24,7 @@ function parseBody(body: unknown): Outcome {
   if (!(body instanceof JsonText)) return { value: body };
   const parsed = parseJsonLikePython(body.text);
   if (parsed.kind === 'too_deep') return { error: new AppError('BODY_UNPARSABLE') };
-  if (parsed.kind === 'invalid') return { error: new ValidationFailure([jsonInvalidItem(parsed.position, parsed.message)]) };
+  if (parsed.kind === 'invalid') return { error: ValidationFailure.jsonInvalid(parsed.position, parsed.message) };
   return { value: parsed.value };
 }
 
