@@ -1,7 +1,16 @@
 import { jsonInvalidBody, jsonInvalidItem, type ValidationItem } from './body/fastapi-validation.js';
 
-/** A request body that fails validation: answered 422 with FastAPI's `detail` items. */
-export class ValidationFailure extends Error {
+/**
+ * A request body that fails validation: answered 422 with FastAPI's `detail` items.
+ *
+ * Fastify takes it for an Error (its prototype chain holds Error.prototype, see below), but it is
+ * not built by Error's constructor: a malformed body is expected input, its failure is never
+ * logged with a stack, and V8's Error constructor cost about 0.35 µs per 422 even with
+ * `Error.stackTraceLimit` at 0.
+ */
+export class ValidationFailure {
+  readonly name = 'ValidationFailure';
+  readonly message = 'request validation failed';
   readonly statusCode = 422;
   /** The answer's body, `{"detail": items}` as JSON. */
   readonly body: string;
@@ -10,8 +19,6 @@ export class ValidationFailure extends Error {
     readonly items: ValidationItem[],
     body?: string,
   ) {
-    super('request validation failed');
-    this.name = 'ValidationFailure';
     this.body = body ?? JSON.stringify({ detail: items });
   }
 
@@ -20,3 +27,4 @@ export class ValidationFailure extends Error {
     return new ValidationFailure([jsonInvalidItem(position, message)], jsonInvalidBody(position, message));
   }
 }
+Object.setPrototypeOf(ValidationFailure.prototype, Error.prototype);
