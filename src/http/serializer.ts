@@ -4,10 +4,9 @@ import fastJson from 'fast-json-stringify';
 /**
  * Success bodies are written by fast-json-stringify from their response schema, so only the
  * declared fields ever leave (a stray field on a token response is dropped, not sent). Error
- * bodies (4xx, 5xx) are built only by the error handler, from the catalogue, and go out through
- * JSON.stringify; a 422 arrives already written (ValidationFailure.body). Through its schema
- * (`loc` holds strings or integers), fast-json-stringify would run an Ajv validation on every
- * `loc` element to pick a branch.
+ * bodies (4xx, 5xx) are built only by the error handler, from the catalogue, and go out as built
+ * through JSON.stringify; a 422 never reaches a serializer, it arrives already written
+ * (ValidationFailure.body).
  */
 export const responseSerializerCompiler: FastifySerializerCompiler<object> = ({ schema, httpStatus }) => {
   if (httpStatus !== undefined && /^[45]/.test(httpStatus)) return (data: unknown) => JSON.stringify(data);
