@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import type { AuthDeps } from './auth/deps.js';
-import type { Database } from './db/database.js';
+import type { AppContext } from './context.js';
 import { registerBodyParser } from './http/body-parser.js';
 import { clientErrorHandler, frameworkErrors } from './http/protocol-errors.js';
 import { registerErrorHandler, registerNotFound } from './http/error-handler.js';
@@ -15,17 +14,11 @@ import { registerTokenRoutes } from './http/routes/tokens.js';
 import { fastapiValidatorCompiler } from './http/schema-validator.js';
 import { responseSerializerCompiler } from './http/serializer.js';
 import { closeStalledAnswers } from './http/stalled-answers.js';
-import type { Logger } from './logger.js';
-
-export interface AppDeps extends AuthDeps {
-  readonly database: Database;
-  readonly logger: Logger;
-}
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Builds the HTTP application without listening, so tests use `app.inject()` on it. */
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+export async function buildApp(deps: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
     logController: new LogController({ disableRequestLogging: true }),

@@ -4,7 +4,6 @@ import type { Config } from './config.js';
 import { UsageError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { closeServices, openServices } from './services.js';
-import { systemClock } from './clock.js';
 import { connect } from './db/connect.js';
 
 /** Turns the usual reasons a port cannot be taken into a message naming the settings to change. */
@@ -26,8 +25,8 @@ export async function serve(config: Config, logger: Logger = createLogger(config
   const database = connect(config, {
     backgroundCheckpoints: { onError: (error) => logger.error({ err: error }, 'WAL checkpointer failed; SQLite checkpoints on its own') },
   });
-  const services = await openServices(config, systemClock, database);
-  const app = await buildApp({ ...services, logger });
+  const services = await openServices(config, { database, logger });
+  const app = await buildApp(services);
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {

@@ -1,27 +1,35 @@
+import { pino } from 'pino';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
-import type { AuthDeps } from './auth/deps.js';
+import type { AppContext } from './context.js';
 import { PasswordHasher } from './auth/passwords.js';
 import { SigningKeys } from './auth/signing-keys.js';
 import { connect } from './db/connect.js';
 import type { Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import type { Logger } from './logger.js';
 
-export interface Services extends AuthDeps {
-  readonly database: Database;
+export interface OpenOptions {
+  readonly clock?: Clock;
+  readonly database?: Database;
+  /** The command line logs nothing: its output is for the operator. */
+  readonly logger?: Logger;
 }
 
 /**
  * Opens the database, applies pending migrations and prepares keys and hashing: what both the
  * server and the command line need before they do anything.
  */
-export async function openServices(config: Config, clock: Clock = systemClock, database: Database = connect(config)): Promise<Services> {
+export async function openServices(config: Config, options: OpenOptions = {}): Promise<AppContext> {
+  const database = options.database ?? connect(config);
   try {
     await migrateToLatest(database);
+    const clock = options.clock ?? systemClock;
     const keys = new SigningKeys(database.db, config, clock);
     await keys.ensureKey();
     const hasher = await PasswordHasher.create(config.argon2, config.hashConcurrency, config.hashQueueLimit);
-    return { database, db: database.db, config, clock, hasher, keys };
+    const logger = options.logger ?? pino({ level: 'silent' });
+    return { database, db: database.db, config, clock, hasher, keys, logger };
   } catch (error) {
     await database.close();
     throw error;
@@ -29,7 +37,7 @@ export async function openServices(config: Config, clock: Clock = systemClock, d
 }
 
 /** Stops the hashing threads and closes the database. */
-export async function closeServices(services: Pick<Services, 'hasher' | 'database'>): Promise<void> {
-  await services.hasher.close();
-  await services.database.close();
+export async function closeServices(context: Pick<AppContext, 'hasher' | 'database'>): Promise<void> {
+  await context.hasher.close();
+  await context.database.close();
 }

@@ -4,7 +4,7 @@ import { findAdminForLogin, insertAdmin, setAdminDisabled, updatePasswordHash, t
 import { revokeAdminSessions } from '../db/queries/sessions.js';
 import { UsageError } from '../errors.js';
 import { CLI_CONTEXT, aboutAdmin, recordEvent } from './audit.js';
-import type { AuthDeps } from './deps.js';
+import type { AppContext } from '../context.js';
 import { canonicalKey } from './identity.js';
 import { checkNewPassword } from './passwords.js';
 import { checkIdentifier, requireSchool } from './schools.js';
@@ -12,14 +12,14 @@ import { accountOf, unlockAccount } from './throttle.js';
 
 export const MAX_USERNAME_LENGTH = 256;
 
-type Deps = Pick<AuthDeps, 'db' | 'clock' | 'hasher'>;
+type Deps = Pick<AppContext, 'db' | 'clock' | 'hasher'>;
 
 export interface AdminRef {
   readonly schoolId: string;
   readonly username: string;
 }
 
-export async function requireAdmin(deps: Pick<AuthDeps, 'db'>, ref: AdminRef): Promise<AdminForLogin> {
+export async function requireAdmin(deps: Pick<AppContext, 'db'>, ref: AdminRef): Promise<AdminForLogin> {
   const school = await requireSchool(deps.db, ref.schoolId);
   const admin = await findAdminForLogin(deps.db, school.key, canonicalKey(ref.username));
   if (admin === undefined) {
@@ -70,7 +70,7 @@ export async function changePassword(deps: Deps, ref: AdminRef, password: string
 }
 
 /** Lifts a lockout after too many failed logins, and every backoff of the account. */
-export async function unlockAdmin(deps: Pick<AuthDeps, 'db' | 'clock'>, ref: AdminRef): Promise<number> {
+export async function unlockAdmin(deps: Pick<AppContext, 'db' | 'clock'>, ref: AdminRef): Promise<number> {
   const admin = await requireAdmin(deps, ref);
   const cleared = await unlockAccount(deps.db, accountOf(admin.school_key, admin.username_key));
   await recordEvent(deps.db, deps.clock, CLI_CONTEXT, { type: 'admin.unlocked', ...aboutAdmin(admin) });
@@ -78,7 +78,7 @@ export async function unlockAdmin(deps: Pick<AuthDeps, 'db' | 'clock'>, ref: Adm
 }
 
 /** Disabling ends every session at once; enabling lets the admin sign in again. */
-export async function setAdminEnabled(deps: Pick<AuthDeps, 'db' | 'clock'>, ref: AdminRef, enabled: boolean): Promise<number> {
+export async function setAdminEnabled(deps: Pick<AppContext, 'db' | 'clock'>, ref: AdminRef, enabled: boolean): Promise<number> {
   const admin = await requireAdmin(deps, ref);
   const now = nowSeconds(deps.clock);
   await setAdminDisabled(deps.db, admin.id, enabled ? null : now);

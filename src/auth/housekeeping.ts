@@ -5,7 +5,7 @@ import {
   deleteStaleClientIps,
   deleteStaleCounters,
 } from '../db/queries/housekeeping.js';
-import type { AuthDeps } from './deps.js';
+import type { AppContext } from '../context.js';
 
 const DAY = 86_400;
 
@@ -17,7 +17,7 @@ export interface PruneOptions {
 }
 
 /** Deletes what no rule needs any more, so tables stay proportional to live sessions. */
-export async function prune(deps: Pick<AuthDeps, 'db' | 'clock' | 'config'>, options: PruneOptions) {
+export async function prune(deps: Pick<AppContext, 'db' | 'clock' | 'config'>, options: PruneOptions) {
   const now = nowSeconds(deps.clock);
   const throttle = deps.config.throttle;
   // A counter still matters while any window or the known-IP period could count it.

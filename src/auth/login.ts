@@ -4,7 +4,7 @@ import { insertSession } from '../db/queries/sessions.js';
 import { AppError } from '../errors.js';
 import { issueAccessToken } from './access-token.js';
 import { aboutAdmin, recordEvent, type RequestContext } from './audit.js';
-import type { AuthDeps } from './deps.js';
+import type { AppContext } from '../context.js';
 import { canonicalKey } from './identity.js';
 import { generateRefreshToken, hashRefreshToken } from './refresh-token.js';
 import { accountOf, lockedByThisFailure, releaseLoginAttempt, reserveLoginAttempt, settleLoginSuccess } from './throttle.js';
@@ -30,7 +30,7 @@ export interface LoginResult {
  * attempt does exactly one password verification (a dummy one for an unknown account), so neither
  * the answer nor its timing tells an attacker which schools or usernames exist.
  */
-export async function login(deps: AuthDeps, credentials: Credentials, context: RequestContext): Promise<LoginResult> {
+export async function login(deps: AppContext, credentials: Credentials, context: RequestContext): Promise<LoginResult> {
   const schoolKey = canonicalKey(credentials.schoolId);
   const usernameKey = canonicalKey(credentials.username);
   const account = accountOf(schoolKey, usernameKey);
@@ -60,12 +60,12 @@ export async function login(deps: AuthDeps, credentials: Credentials, context: R
   return startSession(deps, admin, { account, ip }, context);
 }
 
-async function checkCredentials(deps: AuthDeps, schoolKey: string, usernameKey: string, password: string) {
+async function checkCredentials(deps: AppContext, schoolKey: string, usernameKey: string, password: string) {
   const admin = await findAdminForLogin(deps.db, schoolKey, usernameKey);
   return { admin, passwordMatches: await verifyPassword(deps, admin, password) };
 }
 
-async function verifyPassword(deps: AuthDeps, admin: AdminForLogin | undefined, password: string): Promise<boolean> {
+async function verifyPassword(deps: AppContext, admin: AdminForLogin | undefined, password: string): Promise<boolean> {
   if (admin === undefined) {
     await deps.hasher.verifyDummy(password);
     return false;
@@ -83,14 +83,14 @@ function refusalReason(admin: AdminForLogin | undefined, passwordMatches: boolea
 }
 
 /** Rehash with the configured parameters once the password is known to be right. */
-async function upgradeHashIfNeeded(deps: AuthDeps, admin: AdminForLogin, password: string): Promise<void> {
+async function upgradeHashIfNeeded(deps: AppContext, admin: AdminForLogin, password: string): Promise<void> {
   if (!deps.hasher.needsRehash(admin.password_hash)) return;
   const upgraded = await deps.hasher.hash(password);
   await replacePasswordHash(deps.db, admin.id, admin.password_hash, upgraded);
 }
 
 async function startSession(
-  deps: AuthDeps,
+  deps: AppContext,
   admin: AdminForLogin,
   client: { account: string; ip: string },
   context: RequestContext,

@@ -2,14 +2,14 @@ import { nowSeconds } from '../clock.js';
 import { revokeSessionByToken } from '../db/queries/refresh-tokens.js';
 import { findSession } from '../db/queries/sessions.js';
 import { recordEvent, type RequestContext } from './audit.js';
-import type { AuthDeps } from './deps.js';
+import type { AppContext } from '../context.js';
 import { hashRefreshToken } from './refresh-token.js';
 
 /**
  * Ends the session a refresh token belongs to. Says nothing about whether the token was valid
  * (RFC 7009): the caller answers 204 either way.
  */
-export async function logout(deps: AuthDeps, token: string, context: RequestContext): Promise<void> {
+export async function logout(deps: AppContext, token: string, context: RequestContext): Promise<void> {
   const ended = await revokeSessionByToken(deps.db, hashRefreshToken(token), 'logout', nowSeconds(deps.clock));
   if (ended === undefined) return;
   const session = await findSession(deps.db, ended.id);

@@ -5,7 +5,7 @@ import { revokeSession, touchSession } from '../db/queries/sessions.js';
 import { AppError } from '../errors.js';
 import { issueAccessToken } from './access-token.js';
 import { recordEvent, type RequestContext } from './audit.js';
-import type { AuthDeps } from './deps.js';
+import type { AppContext } from '../context.js';
 import { generateRefreshToken, hashRefreshToken, openSuccessor, sealSuccessor } from './refresh-token.js';
 
 export interface RefreshResult {
@@ -22,7 +22,7 @@ const invalid = () => new AppError('INVALID_REFRESH_TOKEN');
  * Exchanges a refresh token for a new access token (and, with rotation, a new refresh token).
  * A flat list of guards: unknown, consumed, ended or expired tokens are all the same 401.
  */
-export async function exchangeRefreshToken(deps: AuthDeps, token: string, context: RequestContext): Promise<RefreshResult> {
+export async function exchangeRefreshToken(deps: AppContext, token: string, context: RequestContext): Promise<RefreshResult> {
   const presented: Presented = { token, hash: hashRefreshToken(token) };
   const grant = await findRefreshGrant(deps.db, presented.hash);
   if (grant === undefined) throw invalid();
@@ -61,13 +61,13 @@ function idleClockDue(grant: Pick<RefreshGrant, 'last_used_at'>, now: number, co
   return now - grant.last_used_at >= Math.min(60, Math.floor(config.refreshIdleTimeout / 10));
 }
 
-async function reuseToken(deps: AuthDeps, grant: RefreshGrant, now: number): Promise<RefreshResult> {
+async function reuseToken(deps: AppContext, grant: RefreshGrant, now: number): Promise<RefreshResult> {
   if (idleClockDue(grant, now, deps.config)) await touchSession(deps.db, grant.session_id, now);
   const access = await issueAccessToken(deps.keys, deps.config, deps.clock, subjectOf(grant));
   return { accessToken: access.token, expiresIn: access.expiresIn };
 }
 
-async function rotateToken(deps: AuthDeps, grant: RefreshGrant, presented: Presented, context: RequestContext, now: number): Promise<RefreshResult> {
+async function rotateToken(deps: AppContext, grant: RefreshGrant, presented: Presented, context: RequestContext, now: number): Promise<RefreshResult> {
   const successor = generateRefreshToken();
   const won = await rotateRefreshToken(deps.db, {
     tokenHash: presented.hash,
@@ -82,7 +82,7 @@ async function rotateToken(deps: AuthDeps, grant: RefreshGrant, presented: Prese
 }
 
 /** Another request consumed the token first (or the session was revoked): decide from what it wrote. */
-async function replayAfterLostRace(deps: AuthDeps, presented: Presented, context: RequestContext): Promise<RefreshResult> {
+async function replayAfterLostRace(deps: AppContext, presented: Presented, context: RequestContext): Promise<RefreshResult> {
   const grant = await findRefreshGrant(deps.db, presented.hash);
   if (grant === undefined || grant.consumed_at === null) throw invalid();
   return replayConsumedToken(deps, grant, presented, context);
@@ -93,7 +93,7 @@ async function replayAfterLostRace(deps: AuthDeps, presented: Presented, context
  * yields the same successor; later it is treated as theft: the whole session is revoked and the
  * reuse recorded (RFC 9700 §4.14.2).
  */
-async function replayConsumedToken(deps: AuthDeps, grant: RefreshGrant, presented: Presented, context: RequestContext): Promise<RefreshResult> {
+async function replayConsumedToken(deps: AppContext, grant: RefreshGrant, presented: Presented, context: RequestContext): Promise<RefreshResult> {
   const now = nowSeconds(deps.clock);
   // An ended session has nothing left to protect: no successor, no reuse event.
   if (!isGrantAlive(grant, now, deps.config)) throw invalid();
@@ -114,7 +114,7 @@ async function replayConsumedToken(deps: AuthDeps, grant: RefreshGrant, presente
   throw invalid();
 }
 
-async function rotatedResult(deps: AuthDeps, grant: RefreshGrant, successor: string, now: number): Promise<RefreshResult> {
+async function rotatedResult(deps: AppContext, grant: RefreshGrant, successor: string, now: number): Promise<RefreshResult> {
   const access = await issueAccessToken(deps.keys, deps.config, deps.clock, subjectOf(grant));
   return {
     accessToken: access.token,

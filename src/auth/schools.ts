@@ -4,12 +4,12 @@ import { findSchool, insertSchool, setSchoolSuspended, type School } from '../db
 import { revokeSchoolSessions } from '../db/queries/sessions.js';
 import { UsageError } from '../errors.js';
 import { CLI_CONTEXT, recordEvent } from './audit.js';
-import type { AuthDeps } from './deps.js';
+import type { AppContext } from '../context.js';
 import { canonicalKey } from './identity.js';
 
 export const MAX_SCHOOL_ID_LENGTH = 128;
 
-type Deps = Pick<AuthDeps, 'db' | 'clock'>;
+type Deps = Pick<AppContext, 'db' | 'clock'>;
 
 /** Looks a school up by its id as typed; the error tells the operator how to create it. */
 export async function requireSchool(db: Db, schoolId: string): Promise<School> {

@@ -3,9 +3,9 @@ import { findSession, revokeAdminSessions, revokeSession } from '../db/queries/s
 import { UsageError } from '../errors.js';
 import { requireAdmin, type AdminRef } from './admins.js';
 import { CLI_CONTEXT, aboutAdmin, recordEvent } from './audit.js';
-import type { AuthDeps } from './deps.js';
+import type { AppContext } from '../context.js';
 
-type Deps = Pick<AuthDeps, 'db' | 'clock'>;
+type Deps = Pick<AppContext, 'db' | 'clock'>;
 
 /** Revokes one session by id (from `sessions list`). */
 export async function revokeSessionById(deps: Deps, sessionId: string): Promise<boolean> {

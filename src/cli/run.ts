@@ -1,8 +1,9 @@
 import { loadConfig, loadDotEnv } from '../config.js';
-import { closeServices, openServices, type Services } from '../services.js';
+import type { AppContext } from '../context.js';
+import { closeServices, openServices } from '../services.js';
 
 /** Opens the configured database (migrating it), runs one command, and always closes it. */
-export async function withServices<T>(action: (services: Services) => Promise<T>): Promise<T> {
+export async function withServices<T>(action: (services: AppContext) => Promise<T>): Promise<T> {
   loadDotEnv();
   const services = await openServices(loadConfig());
   try {

@@ -1,18 +1,18 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterEach } from 'vitest';
-import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { addAdmin } from '../../src/auth/admins.js';
 import { addSchool } from '../../src/auth/schools.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Dialect } from '../../src/db/database.js';
-import { closeServices, openServices, type Services } from '../../src/services.js';
+import type { AppContext } from '../../src/context.js';
+import { closeServices, openServices } from '../../src/services.js';
 import { TestClock } from './clock.js';
 import { createTestDatabase } from './database.js';
 
 export interface TestApp {
   readonly app: FastifyInstance;
-  readonly services: Services;
+  readonly services: AppContext;
   readonly clock: TestClock;
   readonly config: Config;
   close(): Promise<void>;
@@ -27,8 +27,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
 export async function createTestApp(env: Record<string, string> = {}, dialect: Dialect = 'sqlite'): Promise<TestApp> {
   const config = testConfig(env);
   const clock = new TestClock();
-  const services = await openServices(config, clock, await createTestDatabase(dialect));
-  const app = await buildApp({ ...services, logger: pino({ level: 'silent' }) });
+  const services = await openServices(config, { clock, database: await createTestDatabase(dialect) });
+  const app = await buildApp(services);
   return {
     app,
     services,
@@ -45,7 +45,7 @@ export const PASSWORD = 'correct horse battery staple';
 
 /** Creates a school (if needed) and an admin in it, through the same code as the CLI. */
 export async function seedAdmin(
-  services: Services,
+  services: AppContext,
   admin: { schoolId?: string; username?: string; password?: string } = {},
 ): Promise<{ schoolId: string; username: string; password: string }> {
   const seeded = { schoolId: 'lincoln-high', username: 'alice', password: PASSWORD, ...admin };

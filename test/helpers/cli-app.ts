@@ -1,12 +1,11 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { addAdmin } from '../../src/auth/admins.js';
 import { addSchool } from '../../src/auth/schools.js';
-import { systemClock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { connect } from '../../src/db/connect.js';
-import { closeServices, openServices, type Services } from '../../src/services.js';
+import type { AppContext } from '../../src/context.js';
+import { closeServices, openServices } from '../../src/services.js';
 
 /**
  * The real application, in this process, on the SQLite file of a DATA_DIR that the command line
@@ -15,7 +14,7 @@ import { closeServices, openServices, type Services } from '../../src/services.j
  */
 export interface InProcessApp {
   readonly app: FastifyInstance;
-  readonly services: Services;
+  readonly services: AppContext;
   readonly config: Config;
   seedSchool(schoolId: string, name?: string): Promise<void>;
   seedAdmin(schoolId: string, username: string, password: string): Promise<void>;
@@ -41,8 +40,8 @@ export interface ClientInfo {
 
 export async function openInProcessApp(dataDir: string, env: Record<string, string> = {}): Promise<InProcessApp> {
   const config = loadConfig({ DATA_DIR: dataDir, KEY_ACTIVATION_DELAY: '0', ...env });
-  const services = await openServices(config, systemClock, connect(config));
-  const app = await buildApp({ ...services, logger: pino({ level: 'silent' }) });
+  const services = await openServices(config, { database: connect(config) });
+  const app = await buildApp(services);
 
   const post = (url: string, body: unknown, client: ClientInfo = {}) =>
     app.inject({

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { connectPostgres } from '../../src/db/connect.js';
-import { closeServices, openServices, type Services } from '../../src/services.js';
+import type { AppContext } from '../../src/context.js';
+import { closeServices, openServices } from '../../src/services.js';
 import type { FastifyInstance } from 'fastify';
 import { postJson, seedAdmin, signIn, testConfig } from '../helpers/app.js';
 import { TestClock } from '../helpers/clock.js';
@@ -13,7 +13,7 @@ import { TcpProxy } from './tcp-proxy.js';
 describe.runIf(TEST_DIALECTS.includes('postgres'))('database outage on PostgreSQL', () => {
   let database: Awaited<ReturnType<typeof createPostgresDatabase>>;
   let proxy: TcpProxy;
-  let services: Services;
+  let services: AppContext;
   let app: FastifyInstance;
 
   beforeEach(async () => {
@@ -24,8 +24,8 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('database outage on PostgreSQ
     const viaProxy = new URL(database.url);
     viaProxy.host = `127.0.0.1:${proxy.port}`;
     const config = testConfig({ DATABASE_URL: viaProxy.toString(), DATABASE_CONNECT_TIMEOUT_MS: '1000', REFRESH_TOKEN_ROTATION: 'on' });
-    services = await openServices(config, new TestClock(), connectPostgres(viaProxy.toString(), config.database));
-    app = await buildApp({ ...services, logger: pino({ level: 'silent' }) });
+    services = await openServices(config, { clock: new TestClock(), database: connectPostgres(viaProxy.toString(), config.database) });
+    app = await buildApp(services);
   });
 
   afterEach(async () => {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { authenticateAccessToken } from '../../auth/current-admin.js';
-import type { AuthDeps } from '../../auth/deps.js';
+import type { AppContext } from '../../context.js';
 import { AppError } from '../../errors.js';
 import { ErrorBodies, MeResponse } from '../schemas.js';
 
@@ -11,7 +11,7 @@ export function bearerToken(header: string | undefined): string {
   return match[1];
 }
 
-export function registerMeRoute(app: FastifyInstance, deps: AuthDeps): void {
+export function registerMeRoute(app: FastifyInstance, deps: AppContext): void {
   app.get(
     '/admin/auth/me',
     {

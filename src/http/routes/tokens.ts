@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { AuthDeps } from '../../auth/deps.js';
+import type { AppContext } from '../../context.js';
 import { login } from '../../auth/login.js';
 import { logout } from '../../auth/logout.js';
 import { exchangeRefreshToken } from '../../auth/refresh.js';
@@ -8,7 +8,7 @@ import { noStore, requestContext } from '../request-context.js';
 import { ErrorBodies, LoginBody, LoginResponse, RefreshResponse, RefreshTokenBody, bodyErrors } from '../schemas.js';
 
 /** The two contract endpoints and logout: parse, call the domain, send. */
-export function registerTokenRoutes(app: FastifyInstance, deps: AuthDeps): void {
+export function registerTokenRoutes(app: FastifyInstance, deps: AppContext): void {
   app.post<{ Body: Static<typeof LoginBody> }>(
     '/admin/auth/login',
     {
