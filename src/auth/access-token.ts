@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { decodeProtectedHeader, jwtVerify, errors as joseErrors } from 'jose';
+import { SignJWT, decodeProtectedHeader, jwtVerify, errors as joseErrors } from 'jose';
 import type { Clock } from '../clock.js';
 import { nowSeconds } from '../clock.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { ACCESS_TOKEN_TYPE } from './access-token-type.js';
-import { signJwt } from './jws.js';
 import type { SigningKeys } from './signing-keys.js';
 
 
@@ -37,7 +36,7 @@ export async function issueAccessToken(
 ): Promise<{ token: string; expiresIn: number }> {
   const signer = await keys.signer();
   const iat = nowSeconds(clock);
-  const token = await signJwt(signer, {
+  const token = await new SignJWT({
     iss: config.issuer,
     aud: config.audience,
     sub: subject.adminId,
@@ -47,7 +46,9 @@ export async function issueAccessToken(
     iat,
     exp: iat + config.accessTokenTtl,
     jti: randomUUID(),
-  });
+  })
+    .setProtectedHeader({ alg: signer.alg, typ: ACCESS_TOKEN_TYPE, kid: signer.kid })
+    .sign(signer.privateKey);
   return { token, expiresIn: config.accessTokenTtl };
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { nowSeconds } from '../clock.js';
 import { findAdminForLogin, insertAdmin, setAdminDisabled, updatePasswordHash, type AdminForLogin } from '../db/queries/admins.js';
-import { revokeAdminSessions } from '../db/queries/sessions.js';
+import { revokeSessions } from '../db/queries/sessions.js';
 import { UsageError } from '../errors.js';
 import { CLI_CONTEXT, aboutAdmin, recordEvent } from './audit.js';
 import type { AppContext } from '../context.js';
@@ -59,7 +59,7 @@ export async function changePassword(deps: Deps, ref: AdminRef, password: string
   if (problem !== undefined) throw new UsageError(problem);
   const now = nowSeconds(deps.clock);
   await updatePasswordHash(deps.db, admin.id, await deps.hasher.hash(password), now);
-  const ended = await revokeAdminSessions(deps.db, admin.id, 'password_changed', now);
+  const ended = (await revokeSessions(deps.db, { adminId: admin.id }, 'password_changed', now)).length;
   await unlockAccount(deps.db, accountOf(admin.school_key, admin.username_key));
   await recordEvent(deps.db, deps.clock, CLI_CONTEXT, {
     type: 'admin.password_changed',
@@ -82,7 +82,7 @@ export async function setAdminEnabled(deps: Pick<AppContext, 'db' | 'clock'>, re
   const admin = await requireAdmin(deps, ref);
   const now = nowSeconds(deps.clock);
   await setAdminDisabled(deps.db, admin.id, enabled ? null : now);
-  const ended = enabled ? 0 : await revokeAdminSessions(deps.db, admin.id, 'admin_disabled', now);
+  const ended = enabled ? 0 : (await revokeSessions(deps.db, { adminId: admin.id }, 'admin_disabled', now)).length;
   await recordEvent(deps.db, deps.clock, CLI_CONTEXT, {
     type: enabled ? 'admin.enabled' : 'admin.disabled',
     ...aboutAdmin(admin),

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { nowSeconds } from '../clock.js';
 import { findAdminForLogin, replacePasswordHash, type AdminForLogin } from '../db/queries/admins.js';
 import { insertSession } from '../db/queries/sessions.js';
@@ -8,7 +9,6 @@ import type { AppContext } from '../context.js';
 import { canonicalKey } from './identity.js';
 import { generateRefreshToken, hashRefreshToken } from './refresh-token.js';
 import { accountOf, lockedByThisFailure, releaseLoginAttempt, reserveLoginAttempt, settleLoginSuccess } from './throttle.js';
-import { secureRandomBytes } from './random.js';
 
 export interface Credentials {
   readonly schoolId: string;
@@ -96,7 +96,7 @@ async function startSession(
   context: RequestContext,
 ): Promise<LoginResult> {
   const now = nowSeconds(deps.clock);
-  const sessionId = secureRandomBytes(16).toString('base64url');
+  const sessionId = randomBytes(16).toString('base64url');
   const refreshToken = generateRefreshToken();
   const expiresAt = now + deps.config.refreshAbsoluteLifetime;
   const session = {

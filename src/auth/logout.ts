@@ -1,6 +1,5 @@
 import { nowSeconds } from '../clock.js';
-import { revokeSessionByToken } from '../db/queries/refresh-tokens.js';
-import { findSession } from '../db/queries/sessions.js';
+import { findSession, revokeSessions } from '../db/queries/sessions.js';
 import { recordEvent, type RequestContext } from './audit.js';
 import type { AppContext } from '../context.js';
 import { hashRefreshToken } from './refresh-token.js';
@@ -10,7 +9,7 @@ import { hashRefreshToken } from './refresh-token.js';
  * (RFC 7009): the caller answers 204 either way.
  */
 export async function logout(deps: AppContext, token: string, context: RequestContext): Promise<void> {
-  const ended = await revokeSessionByToken(deps.db, hashRefreshToken(token), 'logout', nowSeconds(deps.clock));
+  const [ended] = await revokeSessions(deps.db, { refreshTokenHash: hashRefreshToken(token) }, 'logout', nowSeconds(deps.clock));
   if (ended === undefined) return;
   const session = await findSession(deps.db, ended.id);
   await recordEvent(deps.db, deps.clock, context, {

@@ -1,7 +1,7 @@
 import { nowSeconds } from '../clock.js';
 import type { Config } from '../config.js';
 import { findRefreshGrant, rotateRefreshToken, type RefreshGrant } from '../db/queries/refresh-tokens.js';
-import { revokeSession, touchSession } from '../db/queries/sessions.js';
+import { revokeSessions, touchSession } from '../db/queries/sessions.js';
 import { AppError } from '../errors.js';
 import { issueAccessToken } from './access-token.js';
 import { recordEvent, type RequestContext } from './audit.js';
@@ -102,7 +102,7 @@ async function replayConsumedToken(deps: AppContext, grant: RefreshGrant, presen
   if (now - consumedAt <= deps.config.refreshReuseGrace && successor !== undefined) {
     return rotatedResult(deps, grant, successor, now);
   }
-  await revokeSession(deps.db, grant.session_id, 'refresh_token_reuse', now);
+  await revokeSessions(deps.db, { sessionId: grant.session_id }, 'refresh_token_reuse', now);
   await recordEvent(deps.db, deps.clock, context, {
     type: 'refresh.reuse',
     schoolId: grant.school_key,

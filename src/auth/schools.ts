@@ -1,7 +1,7 @@
 import { nowSeconds } from '../clock.js';
 import type { Db } from '../db/database.js';
 import { findSchool, insertSchool, setSchoolSuspended, type School } from '../db/queries/schools.js';
-import { revokeSchoolSessions } from '../db/queries/sessions.js';
+import { revokeSessions } from '../db/queries/sessions.js';
 import { UsageError } from '../errors.js';
 import { CLI_CONTEXT, recordEvent } from './audit.js';
 import type { AppContext } from '../context.js';
@@ -40,7 +40,7 @@ export async function suspendSchool(deps: Deps, schoolId: string): Promise<numbe
   const school = await requireSchool(deps.db, schoolId);
   const now = nowSeconds(deps.clock);
   await setSchoolSuspended(deps.db, school.key, now);
-  const ended = await revokeSchoolSessions(deps.db, school.key, 'school_suspended', now);
+  const ended = (await revokeSessions(deps.db, { schoolKey: school.key }, 'school_suspended', now)).length;
   await recordEvent(deps.db, deps.clock, CLI_CONTEXT, { type: 'school.suspended', schoolId: school.key, detail: `${ended} sessions ended` });
   return ended;
 }

@@ -1,5 +1,5 @@
 import { nowSeconds } from '../clock.js';
-import { findSession, revokeAdminSessions, revokeSession } from '../db/queries/sessions.js';
+import { findSession, revokeSessions } from '../db/queries/sessions.js';
 import { UsageError } from '../errors.js';
 import { requireAdmin, type AdminRef } from './admins.js';
 import { CLI_CONTEXT, aboutAdmin, recordEvent } from './audit.js';
@@ -11,7 +11,7 @@ type Deps = Pick<AppContext, 'db' | 'clock'>;
 export async function revokeSessionById(deps: Deps, sessionId: string): Promise<boolean> {
   const session = await findSession(deps.db, sessionId);
   if (session === undefined) throw new UsageError(`session ${JSON.stringify(sessionId)} does not exist; see: school-auth sessions list --school ID`);
-  const revoked = await revokeSession(deps.db, sessionId, 'revoked', nowSeconds(deps.clock));
+  const revoked = (await revokeSessions(deps.db, { sessionId }, 'revoked', nowSeconds(deps.clock))).length > 0;
   if (revoked) {
     await recordEvent(deps.db, deps.clock, CLI_CONTEXT, {
       type: 'session.revoked',
@@ -27,7 +27,7 @@ export async function revokeSessionById(deps: Deps, sessionId: string): Promise<
 /** Revokes every live session of one admin. */
 export async function revokeSessionsOfAdmin(deps: Deps, ref: AdminRef): Promise<number> {
   const admin = await requireAdmin(deps, ref);
-  const ended = await revokeAdminSessions(deps.db, admin.id, 'revoked', nowSeconds(deps.clock));
+  const ended = (await revokeSessions(deps.db, { adminId: admin.id }, 'revoked', nowSeconds(deps.clock))).length;
   await recordEvent(deps.db, deps.clock, CLI_CONTEXT, {
     type: 'session.revoked',
     ...aboutAdmin(admin),

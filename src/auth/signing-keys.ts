@@ -1,12 +1,10 @@
-import { createPrivateKey, type JsonWebKey } from 'node:crypto';
+import { createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import type { Clock } from '../clock.js';
 import { nowSeconds } from '../clock.js';
 import type { Config, JwtAlg } from '../config.js';
 import type { Db } from '../db/database.js';
 import { insertSigningKey, listSigningKeys, type SigningKeyRow } from '../db/queries/signing-keys.js';
-import { ACCESS_TOKEN_TYPE } from './access-token-type.js';
-import { createJwsSigner, type JwsSigner } from './jws.js';
 import { scheduleKeys, type ScheduledKey } from './key-schedule.js';
 
 /** Verifiers may run a little behind our clock: keep retired keys published this much longer. */
@@ -18,9 +16,16 @@ export interface LoadedKey {
   readonly key: Awaited<ReturnType<typeof importJWK>>;
 }
 
+/** The key that signs, with what the JWS header names. */
+export interface Signer {
+  readonly kid: string;
+  readonly alg: string;
+  readonly privateKey: KeyObject;
+}
+
 interface KeySet {
   readonly loadedAt: number;
-  readonly signer: JwsSigner;
+  readonly signer: Signer;
   readonly published: ReadonlyMap<string, LoadedKey>;
   readonly jwks: { keys: JWK[] };
 }
@@ -74,7 +79,7 @@ export class SigningKeys {
     this.current = undefined;
   }
 
-  async signer(): Promise<JwsSigner> {
+  async signer(): Promise<Signer> {
     return (await this.keySet()).signer;
   }
 
@@ -113,7 +118,7 @@ export class SigningKeys {
     const privateKey = createPrivateKey({ key: JSON.parse(active.row.private_jwk) as JsonWebKey, format: 'jwk' });
     return {
       loadedAt: this.clock.now(),
-      signer: createJwsSigner(active.row.kid, active.row.alg, privateKey, ACCESS_TOKEN_TYPE),
+      signer: { kid: active.row.kid, alg: active.row.alg, privateKey },
       published,
       jwks: { keys: jwks },
     };

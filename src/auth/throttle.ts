@@ -1,4 +1,3 @@
-import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../clock.js';
 import { nowSeconds } from '../clock.js';
 import type { ThrottleConfig } from '../config.js';
@@ -31,34 +30,34 @@ function keys(account: string, ip: string) {
 }
 
 /**
- * 2^(n - free) seconds once `free` failures are used up, capped at `cap`, 0 while still free:
- * written as a CASE ladder, since SQLite has no portable pow().
+ * The waits after each failure: none while `free` failures are unused, then 1, 2, 4... seconds,
+ * capped at `cap` (index n is the n-th failure).
  */
-function backoffSql(n: RawBuilder<number>, free: number, cap: number): RawBuilder<number> {
-  const steps: RawBuilder<unknown>[] = [sql`when ${n} < ${free} then 0`];
-  for (let exponent = 0; 2 ** exponent < cap; exponent += 1) steps.push(sql`when ${n} = ${free + exponent} then ${2 ** exponent}`);
-  return sql<number>`(case ${sql.join(steps, sql` `)} else ${cap} end)`;
+export function exponentialWaits(free: number, cap: number): number[] {
+  const waits = new Array<number>(free).fill(0);
+  for (let wait = 1; wait < cap; wait *= 2) waits.push(wait);
+  waits.push(cap);
+  return waits;
 }
 
 /** The three counters one attempt is checked against and counted in, always in this order. */
-function counterRules(settings: ThrottleConfig, account: string, ip: string, knownIp: boolean, now: number): CounterRule[] {
+function counterRules(settings: ThrottleConfig, account: string, ip: string, knownIp: boolean): CounterRule[] {
   const names = keys(account, ip);
-  const at = sql<number>`cast(${now} as bigint)`;
   return [
     {
       key: names.accountIp,
       account,
       window: settings.accountIpWindow,
       enforce: true,
-      blockedUntil: ({ failures }) => sql<number>`${at} + ${backoffSql(failures, settings.accountIpFreeFailures, settings.maxWait)}`,
+      backoff: { count: 'failures', waits: exponentialWaits(settings.accountIpFreeFailures, settings.maxWait), from: 'now' },
     },
     {
       key: names.ip,
       account: null,
       window: settings.ipWindow,
       enforce: true,
-      blockedUntil: ({ failures, windowStart }) =>
-        sql<number>`(case when ${failures} >= ${settings.ipFailures} then ${windowStart} + ${settings.ipWindow} else 0 end)`,
+      // A fixed window: past the limit, the address waits for the window to end.
+      backoff: { count: 'failures', waits: [...new Array<number>(settings.ipFailures).fill(0), settings.ipWindow], from: 'window-start' },
     },
     {
       key: names.account,
@@ -70,8 +69,7 @@ function counterRules(settings: ThrottleConfig, account: string, ip: string, kno
       lockout: settings.lockoutFailures,
       // Windowed failures or consecutive ones, whichever is more: a window that restarts cannot
       // be used to burst past the backoff.
-      blockedUntil: ({ failures, consecutive }) =>
-        sql<number>`${at} + ${backoffSql(sql`(case when ${failures} > ${consecutive} then ${failures} else ${consecutive} end)`, settings.accountFailures, settings.maxWait)}`,
+      backoff: { count: 'failures-or-consecutive', waits: exponentialWaits(settings.accountFailures, settings.maxWait), from: 'now' },
     },
   ];
 }
@@ -88,7 +86,7 @@ export async function reserveLoginAttempt(deps: Deps, account: string, ip: strin
   if (!settings.enabled) return { granted: true, consecutive: 0 };
   const now = nowSeconds(deps.clock);
   const knownIp = await isKnownClientIp(deps.db, account, ip, now - settings.knownIpDays * 86_400);
-  const rules = counterRules(settings, account, ip, knownIp, now);
+  const rules = counterRules(settings, account, ip, knownIp);
   try {
     return await deps.db.transaction().execute(async (trx) => {
       let consecutive = 0;

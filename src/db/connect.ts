@@ -6,7 +6,6 @@ import pg from 'pg';
 import type { Config } from '../config.js';
 import type { Database } from './database.js';
 import { withNamedStatements } from './postgres-statements.js';
-import { registerSqliteConnection } from './sqlite-direct.js';
 import { startCheckpointer } from './wal-checkpointer.js';
 import type { DatabaseSchema } from './schema/index.js';
 
@@ -48,10 +47,8 @@ export function connectSqlite(file: string, options: SqliteOptions = {}): Databa
   if (checkpointer !== undefined) sqlite.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_FRAMES}`);
   const prepare = statementCache(sqlite);
   const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: { close: () => sqlite.close(), prepare } }) });
-  registerSqliteConnection(db, { sqlite, prepare });
   return {
     db,
-    dialect: 'sqlite',
     ping: async () => {
       await sql`select 1`.execute(db);
     },
@@ -151,7 +148,6 @@ export function connectPostgres(connectionString: string, options: Config['datab
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool: options.preparedStatements ? withNamedStatements(pool) : pool }) });
   return {
     db,
-    dialect: 'postgres',
     ping: async () => {
       await sql`select 1`.execute(db);
     },

@@ -1,5 +1,5 @@
 import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
-import type { Database } from './database.js';
+import { dialectOf, type Database } from './database.js';
 import { initial } from './migrations/001-initial.js';
 import { loginThrottling } from './migrations/002-login-throttling.js';
 import { throttleBlockedUntil } from './migrations/003-throttle-blocked-until.js';
@@ -21,7 +21,7 @@ export const LATEST_MIGRATION = Object.keys(migrations).at(-1) ?? '';
  * database) and skip creating its own.
  */
 async function migratorFor(database: Database): Promise<Migrator> {
-  if (database.dialect !== 'postgres') return new Migrator({ db: database.db, provider });
+  if (dialectOf(database.db) !== 'postgres') return new Migrator({ db: database.db, provider });
   const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db);
   const schema = rows[0]?.schema;
   if (schema === undefined) throw new Error('PostgreSQL reports no current schema: check search_path');

@@ -64,4 +64,16 @@ describe.each(TEST_DIALECTS)('rotateRefreshToken on %s', (dialect) => {
     expect((await tokens())[0]?.consumed_at).toBeNull();
     expect(await lastUsed()).toBe(T0);
   });
+
+  it("works inside the caller's transaction, and rolls back with it", async () => {
+    await expect(
+      database.db.transaction().execute(async (trx) => {
+        expect(await rotateRefreshToken(trx, rotation('h0', 'h1', T0 + 10, true))).toBe(true);
+        expect((await trx.selectFrom('refresh_tokens').select('token_hash').execute()).map((row) => row.token_hash).sort()).toEqual(['h0', 'h1']);
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    expect((await tokens()).map((row) => row.token_hash)).toEqual(['h0']);
+    expect(await lastUsed()).toBe(T0);
+  });
 });

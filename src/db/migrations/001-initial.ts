@@ -1,8 +1,5 @@
-import { PostgresAdapter, type Kysely, type Migration } from 'kysely';
-
-function isPostgres(db: Kysely<unknown>): boolean {
-  return db.getExecutor().adapter instanceof PostgresAdapter;
-}
+import type { Kysely, Migration } from 'kysely';
+import { dialectOf } from '../database.js';
 
 /** The initial schema. Times are epoch seconds, except `events.at` (milliseconds). */
 export const initial: Migration = {
@@ -66,7 +63,7 @@ export const initial: Migration = {
     // The one dialect difference of the schema: how an auto-numbered key is spelled.
     const events = db.schema.createTable('events');
     await (
-      isPostgres(db)
+      dialectOf(db) === 'postgres'
         ? events.addColumn('id', 'bigserial', (col) => col.primaryKey())
         : events.addColumn('id', 'integer', (col) => col.primaryKey().autoIncrement())
     )

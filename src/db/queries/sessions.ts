@@ -1,7 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { SessionsTable } from '../schema/sessions.js';
-import { prepareQuery } from '../prepared.js';
 import { storableText } from '../text.js';
 
 export type Session = Selectable<SessionsTable>;
@@ -15,73 +14,51 @@ export async function insertSession(db: Db, session: Session, tokenHash: string)
     .execute();
 }
 
-const selectSessionStatus = prepareQuery((db: Db, sessionId: string) =>
-  db
+/**
+ * Sessions with their admin and school: the one join that says who owns a session and whether
+ * it may still be used (see isSessionAlive in auth/).
+ */
+export function selectSessionsWithOwner(db: Db) {
+  return db
     .selectFrom('sessions')
     .innerJoin('admins', 'admins.id', 'sessions.admin_id')
-    .innerJoin('schools', 'schools.key', 'admins.school_key')
-    .select([
-      'sessions.revoked_at',
-      'sessions.expires_at',
-      'sessions.last_used_at',
-      'admins.disabled_at',
-      'schools.suspended_at',
-    ])
-    .where('sessions.id', '=', sessionId),
-);
+    .innerJoin('schools', 'schools.key', 'admins.school_key');
+}
+
+/** The columns that decide whether a session is alive. */
+export const LIVENESS_COLUMNS = ['sessions.revoked_at', 'sessions.expires_at', 'sessions.last_used_at', 'admins.disabled_at', 'schools.suspended_at'] as const;
 
 /** What /admin/auth/me needs to decide whether a token's session is still alive. */
-export async function findSessionStatus(db: Db, sessionId: string) {
-  return (await selectSessionStatus(db, sessionId)).rows[0];
+export function findSessionStatus(db: Db, sessionId: string) {
+  return selectSessionsWithOwner(db).select(LIVENESS_COLUMNS).where('sessions.id', '=', sessionId).executeTakeFirst();
 }
 
-/** Ends one session; returns false when it was already ended or does not exist. */
-export async function revokeSession(db: Db, sessionId: string, reason: string, now: number): Promise<boolean> {
-  const result = await db
+/** Which sessions a revocation ends: one, one admin's, one school's, or the one a refresh token belongs to. */
+export type RevokeScope = { sessionId: string } | { adminId: string } | { schoolKey: string } | { refreshTokenHash: string };
+
+/** Ends every live session in `scope` in one statement; returns the sessions it ended. */
+export function revokeSessions(db: Db, scope: RevokeScope, reason: string, now: number): Promise<{ id: string; admin_id: string }[]> {
+  return db
     .updateTable('sessions')
     .set({ revoked_at: now, revoke_reason: reason })
-    .where('id', '=', sessionId)
+    .where((eb) => {
+      if ('sessionId' in scope) return eb('id', '=', scope.sessionId);
+      if ('adminId' in scope) return eb('admin_id', '=', scope.adminId);
+      if ('schoolKey' in scope) return eb('admin_id', 'in', eb.selectFrom('admins').select('id').where('school_key', '=', scope.schoolKey));
+      return eb('id', '=', eb.selectFrom('refresh_tokens').select('session_id').where('token_hash', '=', scope.refreshTokenHash));
+    })
     .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+    .returning(['id', 'admin_id'])
+    .execute();
 }
-
-/** Ends every live session of an admin; returns how many were ended. */
-export async function revokeAdminSessions(db: Db, adminId: string, reason: string, now: number): Promise<number> {
-  const result = await db
-    .updateTable('sessions')
-    .set({ revoked_at: now, revoke_reason: reason })
-    .where('admin_id', '=', adminId)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
-}
-
-/** Ends every live session of every admin of a school. */
-export async function revokeSchoolSessions(db: Db, schoolKey: string, reason: string, now: number): Promise<number> {
-  const result = await db
-    .updateTable('sessions')
-    .set({ revoked_at: now, revoke_reason: reason })
-    .where('admin_id', 'in', db.selectFrom('admins').select('id').where('school_key', '=', schoolKey))
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
-}
-
-export const updateLastUsed = prepareQuery((db: Db, sessionId: string, now: number) =>
-  db.updateTable('sessions').set({ last_used_at: now }).where('id', '=', sessionId),
-);
 
 /** Moves a session's idle clock. */
 export async function touchSession(db: Db, sessionId: string, now: number): Promise<void> {
-  await updateLastUsed(db, sessionId, now);
+  await db.updateTable('sessions').set({ last_used_at: now }).where('id', '=', sessionId).execute();
 }
 
 export function listSessions(db: Db, filter: { schoolKey: string; usernameKey?: string }) {
-  let query = db
-    .selectFrom('sessions')
-    .innerJoin('admins', 'admins.id', 'sessions.admin_id')
-    .innerJoin('schools', 'schools.key', 'admins.school_key')
+  let query = selectSessionsWithOwner(db)
     .selectAll('sessions')
     .select(['admins.username', 'schools.school_id'])
     .where('admins.school_key', '=', filter.schoolKey)
@@ -92,10 +69,7 @@ export function listSessions(db: Db, filter: { schoolKey: string; usernameKey?: 
 }
 
 export function findSession(db: Db, sessionId: string) {
-  return db
-    .selectFrom('sessions')
-    .innerJoin('admins', 'admins.id', 'sessions.admin_id')
-    .innerJoin('schools', 'schools.key', 'admins.school_key')
+  return selectSessionsWithOwner(db)
     .select(['sessions.id', 'sessions.admin_id', 'sessions.revoked_at', 'admins.username', 'admins.school_key', 'schools.school_id'])
     .where('sessions.id', '=', sessionId)
     .executeTakeFirst();

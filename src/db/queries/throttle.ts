@@ -5,7 +5,17 @@ import type { ThrottleCountersTable } from '../schema/throttle-counters.js';
 
 export type ThrottleCounter = Selectable<ThrottleCountersTable>;
 
-/** One throttling scope, and how its `blocked_until` follows from its counts. */
+/** How long a scope blocks after an attempt, given its counts: policy decided in auth/, as values. */
+export interface Backoff {
+  /** The count the waits are indexed by: windowed failures, or the larger of those and the consecutive ones. */
+  readonly count: 'failures' | 'failures-or-consecutive';
+  /** `waits[n]` seconds after the n-th failure, the last entry for every larger n; 0 blocks nothing. */
+  readonly waits: readonly number[];
+  /** Whether a wait runs from this attempt or from the start of the scope's window. */
+  readonly from: 'now' | 'window-start';
+}
+
+/** One throttling scope. */
 export interface CounterRule {
   readonly key: string;
   readonly account: string | null;
@@ -15,8 +25,34 @@ export interface CounterRule {
   readonly enforce: boolean;
   /** Refuse once `consecutive` reaches this (the account lockout); undefined for none. */
   readonly lockout?: number;
-  /** `blocked_until` given the counts after this attempt (SQL, so it is decided atomically). */
-  readonly blockedUntil: (counts: { failures: RawBuilder<number>; consecutive: RawBuilder<number>; windowStart: RawBuilder<number> }) => RawBuilder<number>;
+  readonly backoff: Backoff;
+}
+
+interface Counts {
+  readonly failures: RawBuilder<number>;
+  readonly consecutive: RawBuilder<number>;
+  readonly windowStart: RawBuilder<number>;
+}
+
+/** `blocked_until` after this attempt, as one SQL expression so it is decided atomically. */
+function blockedUntilSql(backoff: Backoff, counts: Counts, now: number): RawBuilder<number> {
+  const n =
+    backoff.count === 'failures'
+      ? counts.failures
+      : sql<number>`(case when ${counts.failures} > ${counts.consecutive} then ${counts.failures} else ${counts.consecutive} end)`;
+  // Cast: PostgreSQL cannot type `$1 + 5` on its own.
+  const from = backoff.from === 'now' ? sql<number>`cast(${now} as bigint)` : counts.windowStart;
+  const until = (wait: number) => (wait === 0 ? sql`0` : sql`${from} + ${sql.lit(wait)}`);
+  // One branch per run of equal waits: the ladder stays short however long the policy.
+  const branches: RawBuilder<unknown>[] = [];
+  backoff.waits.forEach((wait, index) => {
+    const next = backoff.waits[index + 1];
+    if (next === undefined || next === wait) return;
+    branches.push(sql`when ${n} <= ${sql.lit(index)} then ${until(wait)}`);
+  });
+  const last = until(backoff.waits.at(-1) ?? 0);
+  if (branches.length === 0) return sql<number>`${last}`;
+  return sql<number>`(case ${sql.join(branches, sql` `)} else ${last} end)`;
 }
 
 /**
@@ -29,8 +65,7 @@ export async function reserveAttempt(db: Db, rule: CounterRule, now: number): Pr
   const failures = sql<number>`(case when ${expired} then 1 else throttle_counters.failures + 1 end)`;
   const windowStart = sql<number>`(case when ${expired} then ${now} else throttle_counters.window_start end)`;
   const consecutive = sql<number>`(throttle_counters.consecutive + 1)`;
-  // Parameters are cast: PostgreSQL cannot type `$1 + $2` on its own.
-  const first = { failures: sql<number>`1`, consecutive: sql<number>`1`, windowStart: sql<number>`cast(${now} as bigint)` };
+  const first: Counts = { failures: sql<number>`1`, consecutive: sql<number>`1`, windowStart: sql<number>`cast(${now} as bigint)` };
   const row = await db
     .insertInto('throttle_counters')
     .values({
@@ -40,7 +75,7 @@ export async function reserveAttempt(db: Db, rule: CounterRule, now: number): Pr
       failures: 1,
       last_failure_at: now,
       consecutive: 1,
-      blocked_until: rule.blockedUntil(first),
+      blocked_until: blockedUntilSql(rule.backoff, first, now),
     })
     .onConflict((conflict) =>
       conflict
@@ -50,7 +85,7 @@ export async function reserveAttempt(db: Db, rule: CounterRule, now: number): Pr
           window_start: windowStart,
           last_failure_at: now,
           consecutive,
-          blocked_until: rule.blockedUntil({ failures, consecutive, windowStart }),
+          blocked_until: blockedUntilSql(rule.backoff, { failures, consecutive, windowStart }, now),
         })
         .where((eb) => {
           const conditions = [];
