@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { UsageError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { closeServices, openServices } from './services.js';
+import { exitOnSignals } from './shutdown.js';
 import { connect } from './db/connect.js';
 
 /** Turns the usual reasons a port cannot be taken into a message naming the settings to change. */
@@ -19,7 +20,7 @@ function listenProblem(error: unknown, config: Config): unknown {
 /**
  * Starts the service: open and migrate the database, build the app, listen. SIGTERM and SIGINT
  * stop accepting, let in-flight requests finish (bounded by SHUTDOWN_TIMEOUT), close the
- * database and exit 0.
+ * database and exit 0 (see exitOnSignals).
  */
 export async function serve(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<FastifyInstance> {
   const database = connect(config, {
@@ -34,25 +35,12 @@ export async function serve(config: Config, logger: Logger = createLogger(config
     await closeServices(services);
     throw listenProblem(error, config);
   }
-  const shutdown = (signal: string) => {
-    logger.info({ signal }, 'shutting down: draining in-flight requests');
-    const timer = setTimeout(() => {
-      logger.error('shutdown timed out; exiting with requests still open');
-      process.exit(1);
-    }, config.shutdownTimeout * 1000);
-    timer.unref();
-    app
-      .close()
-      .then(() => closeServices(services))
-      .then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'error during shutdown');
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  exitOnSignals(
+    async () => {
+      await app.close();
+      await closeServices(services);
+    },
+    { logger, timeoutSeconds: config.shutdownTimeout },
+  );
   return app;
 }

@@ -63,7 +63,15 @@ export class ServerProcess {
 
   /** Starts `serve` in `cwd`; `env` is added to a clean environment (undefined removes a variable). */
   static start(options: { cwd: string; env: Record<string, string | undefined> }): ServerProcess {
-    const child = spawn(process.execPath, [CLI_MAIN, 'serve'], { cwd: options.cwd, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
+    return ServerProcess.launch(process.execPath, [CLI_MAIN, 'serve'], options);
+  }
+
+  /**
+   * Starts the server through another command (`npm start`, `npx school-auth serve`), whose own
+   * PID is `child.pid`; `detached` puts it in a process group of its own, as a terminal would.
+   */
+  static launch(command: string, args: readonly string[], options: { cwd: string; env: Record<string, string | undefined>; detached?: boolean }): ServerProcess {
+    const child = spawn(command, args, { cwd: options.cwd, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
     return new ServerProcess(child);
   }
 
