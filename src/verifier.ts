@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { ACCESS_TOKEN_TYPE } from './auth/access-token-type.js';
+import { assertTokenLifetime } from './auth/token-lifetime.js';
 
 /** The claims of a verified school-auth access token. */
 export interface VerifiedAccessToken extends JWTPayload {
@@ -25,14 +26,23 @@ export interface VerifierOptions {
   readonly cooldownDuration?: number;
   /** Milliseconds a fetched JWKS is used before it is fetched again (jose's default: 10 min). */
   readonly cacheMaxAge?: number;
+  /**
+   * Seconds: tokens whose `exp - iat` exceeds this are refused, so a token forged with a leaked
+   * key for years is useless. Set it to school-auth's ACCESS_TOKEN_TTL (default 900, as here).
+   */
+  readonly maxTokenAge?: number;
 }
+
+/** school-auth's default ACCESS_TOKEN_TTL. */
+const DEFAULT_MAX_TOKEN_AGE = 900;
 
 export type AccessTokenVerifier = (token: string) => Promise<VerifiedAccessToken>;
 
 /**
  * For the platform's other services: verifies school-auth access tokens locally against the
  * published JWKS (cached, and refetched when an unknown `kid` appears, so key rotation needs no
- * restart). Throws jose's typed errors (e.g. ERR_JWT_EXPIRED) for any token it refuses.
+ * restart). Throws jose's typed errors (e.g. ERR_JWT_EXPIRED) for any token it refuses, also
+ * ERR_JWT_CLAIM_VALIDATION_FAILED for one whose lifetime (`exp - iat`) exceeds `maxTokenAge`.
  */
 export function createAccessTokenVerifier(options: VerifierOptions): AccessTokenVerifier {
   const jwks = createRemoteJWKSet(new URL(options.jwksUrl), {
@@ -40,6 +50,7 @@ export function createAccessTokenVerifier(options: VerifierOptions): AccessToken
     ...(options.cacheMaxAge === undefined ? {} : { cacheMaxAge: options.cacheMaxAge }),
   });
   const algorithms = [...(options.algorithms ?? ['ES256', 'EdDSA', 'RS256'])];
+  const maxTokenAge = options.maxTokenAge ?? DEFAULT_MAX_TOKEN_AGE;
   return async (token) => {
     const { payload } = await jwtVerify(token, jwks, {
       issuer: options.issuer,
@@ -51,6 +62,7 @@ export function createAccessTokenVerifier(options: VerifierOptions): AccessToken
     if (typeof payload.school_id !== 'string' || typeof payload.username !== 'string' || typeof payload.sid !== 'string') {
       throw new TypeError('access token lacks school_id, username or sid');
     }
+    assertTokenLifetime(payload, maxTokenAge, Math.floor(Date.now() / 1000));
     return payload as VerifiedAccessToken;
   };
 }

@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { ACCESS_TOKEN_TYPE } from './access-token-type.js';
 import type { SigningKeys } from './signing-keys.js';
+import { assertTokenLifetime } from './token-lifetime.js';
 
 
 export interface AccessTokenSubject {
@@ -55,7 +56,7 @@ export async function issueAccessToken(
 /**
  * Verifies an access token: the algorithm is pinned to the one of the key named by `kid` (so
  * `alg: none` and HMAC-with-the-public-key are refused), and `typ`, `iss`, `aud` and `exp` must
- * match. Any failure is the same 401 for the client.
+ * match, and `exp - iat` may not exceed ACCESS_TOKEN_TTL. Any failure is the same 401 for the client.
  */
 export async function verifyAccessToken(keys: SigningKeys, config: TokenConfig, clock: Clock, token: string): Promise<AccessTokenClaims> {
   try {
@@ -73,6 +74,9 @@ export async function verifyAccessToken(keys: SigningKeys, config: TokenConfig, 
     if (typeof payload.sid !== 'string' || typeof payload.school_id !== 'string' || typeof payload.username !== 'string') {
       throw new AppError('INVALID_ACCESS_TOKEN');
     }
+    // Whatever its `exp` says, no token lives longer than we issue them: a forgery made with a
+    // leaked key is refused even before that key is revoked.
+    assertTokenLifetime(payload, config.accessTokenTtl, nowSeconds(clock));
     return payload as unknown as AccessTokenClaims;
   } catch (error) {
     if (error instanceof AppError || error instanceof joseErrors.JOSEError || error instanceof TypeError) {

@@ -18,7 +18,8 @@ export type EventType =
   | 'school.created'
   | 'school.suspended'
   | 'school.resumed'
-  | 'keys.rotated';
+  | 'keys.rotated'
+  | 'keys.revoked';
 
 /** Who did it and from where: the request context of an audited action. */
 export interface RequestContext {

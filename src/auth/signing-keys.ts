@@ -44,6 +44,7 @@ export async function createSigningKey(db: Db, alg: JwtAlg, now: number, activeF
     public_jwk: JSON.stringify({ ...publicJwk, kid, alg, use: 'sig' }),
     created_at: now,
     active_from: activeFrom,
+    revoked_at: null,
   };
   await insertSigningKey(db, row);
   return row;
@@ -110,7 +111,8 @@ export class SigningKeys {
     const published = new Map<string, LoadedKey>();
     const jwks: JWK[] = [];
     for (const { row, state } of scheduled) {
-      if (state === 'retired') continue;
+      // Only keys that may have signed a live token are published; a revoked key never is.
+      if (state === 'retired' || state === 'revoked') continue;
       const publicJwk = JSON.parse(row.public_jwk) as JWK;
       jwks.push(publicJwk);
       published.set(row.kid, { kid: row.kid, alg: row.alg, key: await importJWK(publicJwk, row.alg) });

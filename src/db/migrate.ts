@@ -3,12 +3,14 @@ import { dialectOf, type Database } from './database.js';
 import { initial } from './migrations/001-initial.js';
 import { loginThrottling } from './migrations/002-login-throttling.js';
 import { throttleBlockedUntil } from './migrations/003-throttle-blocked-until.js';
+import { signingKeyRevocation } from './migrations/004-signing-key-revocation.js';
 
 /** Every migration, in order. Names are permanent once released. */
 const migrations: Record<string, Migration> = {
   '001-initial': initial,
   '002-login-throttling': loginThrottling,
   '003-throttle-blocked-until': throttleBlockedUntil,
+  '004-signing-key-revocation': signingKeyRevocation,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

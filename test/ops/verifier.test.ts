@@ -119,6 +119,24 @@ describe('createAccessTokenVerifier against the real server', () => {
   });
 });
 
+describe('createAccessTokenVerifier and the token lifetime', () => {
+  it('refuses a token signed with the real key whose exp - iat exceeds maxTokenAge (900 s unless set)', async () => {
+    const service = await activeServiceKey();
+    const claims = decodeJwt(await accessToken());
+    const iat = Math.floor(Date.now() / 1000);
+    const forge = (lifetime: number) =>
+      new SignJWT({ ...claims, iat, exp: iat + lifetime }).setProtectedHeader({ alg: service.alg, typ: 'at+jwt', kid: service.kid }).sign(service.key);
+
+    expect(await refusal(newVerifier()(await forge(10 * 365 * 86_400)))).toBe('ERR_JWT_CLAIM_VALIDATION_FAILED');
+    expect(await refusal(newVerifier()(await forge(901)))).toBe('ERR_JWT_CLAIM_VALIDATION_FAILED');
+    await expect(newVerifier()(await forge(900))).resolves.toMatchObject({ username: OPS_USERNAME });
+
+    const strict = createAccessTokenVerifier({ issuer, audience: AUDIENCE, jwksUrl, cooldownDuration: 1000, maxTokenAge: 300 });
+    expect(await refusal(strict(await forge(301)))).toBe('ERR_JWT_CLAIM_VALIDATION_FAILED');
+    await expect(strict(await forge(300))).resolves.toMatchObject({ username: OPS_USERNAME });
+  });
+});
+
 describe('requireAccessToken in a Fastify app of another service', () => {
   async function protectedApp() {
     const app = Fastify();

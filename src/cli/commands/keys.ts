@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { CLI_CONTEXT, recordEvent } from '../../auth/audit.js';
+import { revokeSigningKey } from '../../auth/key-revocation.js';
 import { createSigningKey, describeSigningKeys } from '../../auth/signing-keys.js';
 import { nowSeconds } from '../../clock.js';
 import { isoSeconds, printRows } from '../output.js';
@@ -37,6 +38,20 @@ export function registerKeyCommands(program: Command): void {
         say(
           `new ${created.alg} key ${created.kid} published; it signs from ${isoSeconds(created.active_from)}. ` +
             `The previous key stays published until its tokens have expired.`,
+        );
+      }),
+    );
+
+  keys
+    .command('revoke <kid>')
+    .description('withdraw a key at once (after a leak): a new key signs now, tokens of the revoked key stop verifying')
+    .action((kid: string) =>
+      withServices(async (context) => {
+        const { replacement } = await revokeSigningKey(context, kid);
+        const next = replacement === undefined ? '' : ` New ${replacement.alg} key ${replacement.kid} signs now.`;
+        say(
+          `key ${kid} revoked: every instance stops signing with it, accepting its tokens and publishing it ` +
+            `within KEY_CACHE_SECONDS (${context.config.keyCacheSeconds} s).${next}`,
         );
       }),
     );

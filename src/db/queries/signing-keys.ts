@@ -12,3 +12,11 @@ export async function insertSigningKey(db: Db, key: SigningKeyRow): Promise<void
 export function listSigningKeys(db: Db): Promise<SigningKeyRow[]> {
   return db.selectFrom('signing_keys').selectAll().orderBy('active_from').orderBy('created_at').orderBy('kid').execute();
 }
+
+/**
+ * Marks a key revoked at `at`. One conditional statement decides: undefined when there is no such
+ * key or it was already revoked, so two operators revoking at once record one revocation.
+ */
+export function markSigningKeyRevoked(db: Db, kid: string, at: number): Promise<SigningKeyRow | undefined> {
+  return db.updateTable('signing_keys').set({ revoked_at: at }).where('kid', '=', kid).where('revoked_at', 'is', null).returningAll().executeTakeFirst();
+}

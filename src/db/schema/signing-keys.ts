@@ -1,4 +1,7 @@
-/** A JWT signing key pair. It signs from `active_from` until a newer key becomes active. */
+/**
+ * A JWT signing key pair. It signs from `active_from` until a newer key becomes active, unless it
+ * was revoked: from `revoked_at` on it neither signs nor verifies.
+ */
 export interface SigningKeysTable {
   kid: string;
   alg: string;
@@ -6,4 +9,5 @@ export interface SigningKeysTable {
   public_jwk: string;
   created_at: number;
   active_from: number;
+  revoked_at: number | null;
 }
