@@ -105,7 +105,7 @@ function serverEnv(rotation) {
     LOGIN_THROTTLE: 'off',
     KEY_ACTIVATION_DELAY: '0',
     REFRESH_TOKEN_ROTATION: rotation ? 'on' : 'off',
-    ...(database ? { DATABASE_URL: database.url } : {}),
+    ...(database ? { DATABASE_URL: database.url, ISSUER: 'http://bench.school-auth.test' } : {}),
   };
 }
 

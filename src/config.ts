@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { defaultIssuer, issuerProblem } from './issuer.js';
 
 export type JwtAlg = 'ES256' | 'EdDSA' | 'RS256';
 export type SqliteSynchronous = 'NORMAL' | 'FULL';
@@ -156,7 +157,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (refreshIdleTimeout > refreshAbsoluteLifetime) {
     read.problems.push('REFRESH_IDLE_TIMEOUT: must not exceed REFRESH_ABSOLUTE_LIFETIME');
   }
-  const issuerHost = host.includes(':') ? `[${host}]` : host;
+  const issuer = read.optional('ISSUER');
+  const issuerRule = issuerProblem({ host, databaseUrl, issuer });
+  if (issuerRule !== undefined) read.problems.push(issuerRule);
   const config: Config = {
     host,
     port,
@@ -171,7 +174,7 @@ export function loadConfig(env: Env = process.env): Config {
       preparedStatements: read.bool('DATABASE_PREPARED_STATEMENTS', true),
     },
     sqliteSynchronous: read.oneOf('SQLITE_SYNCHRONOUS', 'NORMAL', ['NORMAL', 'FULL'] as const),
-    issuer: read.string('ISSUER', `http://${issuerHost}:${port}`),
+    issuer: issuer ?? defaultIssuer(host, port),
     audience: read.string('AUDIENCE', 'school-admin'),
     jwtAlg: read.oneOf('JWT_ALG', 'ES256', ['ES256', 'EdDSA', 'RS256'] as const),
     accessTokenTtl,

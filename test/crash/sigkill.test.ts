@@ -102,6 +102,7 @@ describe.each(variants)('SIGKILL under load ($dialect, REFRESH_TOKEN_ROTATION=$r
       cleanups.push(() => database.drop());
       databaseUrl = database.url;
       env.DATABASE_URL = databaseUrl;
+      env.ISSUER = 'https://auth.test';
     }
 
     const school = await cli(['school', 'add', SCHOOL], env, root);

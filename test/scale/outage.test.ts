@@ -23,7 +23,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('database outage on PostgreSQ
     await proxy.open();
     const viaProxy = new URL(database.url);
     viaProxy.host = `127.0.0.1:${proxy.port}`;
-    const config = testConfig({ DATABASE_URL: viaProxy.toString(), DATABASE_CONNECT_TIMEOUT_MS: '1000', REFRESH_TOKEN_ROTATION: 'on' });
+    const config = testConfig({ DATABASE_URL: viaProxy.toString(), ISSUER: 'https://auth.test', DATABASE_CONNECT_TIMEOUT_MS: '1000', REFRESH_TOKEN_ROTATION: 'on' });
     services = await openServices(config, { clock: new TestClock(), database: connectPostgres(viaProxy.toString(), config.database) });
     app = await buildApp(services);
   });
