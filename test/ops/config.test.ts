@@ -13,7 +13,7 @@ describe.concurrent('school-auth config check', () => {
     const cwd = tempDir();
     const result = await runCli(['config', 'check'], {
       cwd,
-      env: { DATABASE_URL: 'postgres://u:secret@h/db', PORT: '8123', ACCESS_TOKEN_TTL: '600', DATA_DIR: join(cwd, 'data') },
+      env: { DATABASE_URL: 'postgres://u:secret@h/db', ISSUER: 'https://auth.test', PORT: '8123', ACCESS_TOKEN_TTL: '600', DATA_DIR: join(cwd, 'data') },
     });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout + result.stderr).not.toContain('secret');
