@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { AppContext } from './context.js';
-import { registerBodyParser } from './http/body-parser.js';
+import { registerBodyParser } from './http/body/decode.js';
 import { clientErrorHandler, frameworkErrors } from './http/protocol-errors.js';
 import { registerErrorHandler, registerNotFound } from './http/error-handler.js';
 import { registerCors } from './http/plugins/cors.js';
@@ -11,7 +11,7 @@ import { registerMeRoute } from './http/routes/me.js';
 import { registerOperationRoutes } from './http/routes/operations.js';
 import { registerRequestLifecycle } from './http/request-lifecycle.js';
 import { registerTokenRoutes } from './http/routes/tokens.js';
-import { fastapiValidatorCompiler } from './http/schema-validator.js';
+import { fastapiValidatorCompiler } from './http/body/validator.js';
 import { responseSerializerCompiler } from './http/serializer.js';
 import { closeStalledAnswers } from './http/stalled-answers.js';
 

@@ -7,7 +7,7 @@ export type Logger = FastifyBaseLogger;
  * Structured JSON logs. Secrets never reach a log line: request bodies are not logged, and the
  * paths below are censored should anything ever attach them. The paths are explicit: a wildcard
  * (`*.password`) makes pino run every top-level key of every line, and of every per-request child
- * logger's bindings, through the redactor, which cost about a tenth of a cheap request.
+ * logger's bindings, through the redactor, a cost paid on every request.
  */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(

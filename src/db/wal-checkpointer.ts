@@ -17,8 +17,7 @@ export interface Checkpointer {
 /**
  * Runs SQLite's WAL checkpoints on a thread of their own. Left to SQLite, the connection that
  * commits the 1000th page copies the WAL into the database file and syncs both, on the event
- * loop: a few milliseconds of stall every few hundred writes, about half the cost of a rotation
- * under load. Here the copy and its fsyncs happen beside the event loop, and committed writes
+ * loop: a stall of every request every few hundred writes. Here the copy and its fsyncs happen beside the event loop, and committed writes
  * reach the database file within `intervalMs` even when the server is quiet.
  *
  * The worker is the compiled `wal-checkpoint-worker.js` next to this module, so this only runs

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { AppError, catalogue } from '../errors.js';
-import { ValidationFailure } from './validation-failure.js';
+import { ValidationFailure } from './body/validation-failure.js';
 
 /** Fastify's own client errors and database outages, mapped onto the catalogue. */
 function classify(error: FastifyError): AppError | undefined {

@@ -22,8 +22,8 @@ interface Stall {
  * reading (a slow-read attack) would otherwise hold its socket and every answer queued on it for
  * as long as it liked. Node bounds the rest itself: the headers and the whole request
  * (headersTimeout, requestTimeout) and idle keep-alive connections (keepAliveTimeout). A socket
- * idle timeout would also cover this, but Node re-arms it twice per request, which cost about 7%
- * of the cheapest answers; this looks at the open connections once a second instead.
+ * idle timeout would also cover this, but Node re-arms it twice per request, a measurable share of
+ * the cheapest answers (bench/README.md); this looks at the open connections once a second instead.
  */
 export function closeStalledAnswers(server: Server, clock: Clock): StalledAnswers {
   const stalls = new Map<Socket, Stall | undefined>();

@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import {
   RawBody,
   SECRET_FIELDS,
-  jsonInvalidBody,
   jsonInvalidItem,
   validateBody,
   type FieldSpec,
@@ -209,16 +208,6 @@ describe('jsonInvalidItem', () => {
       input: {},
       ctx: { error: "Expecting ',' delimiter" },
     });
-  });
-});
-
-describe('jsonInvalidBody', () => {
-  it('is exactly what JSON.stringify writes for the item, whatever the position and message', () => {
-    fc.assert(
-      fc.property(fc.nat(), fc.string({ unit: 'binary' }), (position, message) => {
-        expect(jsonInvalidBody(position, message)).toBe(JSON.stringify({ detail: [jsonInvalidItem(position, message)] }));
-      }),
-    );
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ValidationFailure } from '../../src/http/validation-failure.js';
+import { ValidationFailure } from '../../../src/http/body/validation-failure.js';
 
 describe('ValidationFailure', () => {
   it('is an Error to Fastify, which only answers through the error handler what is one', () => {

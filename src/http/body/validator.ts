@@ -1,8 +1,8 @@
 import type { FastifySchemaCompiler } from 'fastify';
-import { AppError } from '../errors.js';
-import { validateBody, type FieldSpec } from './body/fastapi-validation.js';
-import { parseJsonLikePython } from './body/python-json.js';
-import { JsonText } from './body-parser.js';
+import { AppError } from '../../errors.js';
+import { JsonText } from './decode.js';
+import { validateBody, type FieldSpec } from './fastapi-validation.js';
+import { parseJsonLikePython } from './python-json.js';
 import { ValidationFailure } from './validation-failure.js';
 
 interface ObjectSchema {
@@ -41,19 +41,5 @@ export const fastapiValidatorCompiler: FastifySchemaCompiler<ObjectSchema> = ({ 
     const items = validateBody(parsed.value, fields);
     return items.length === 0 ? parsed : { error: new ValidationFailure(items) };
   };
-  return (data: unknown) => withoutStackTraces(() => validate(data));
+  return validate;
 };
-
-/**
- * Malformed bodies are expected input, not bugs: the errors that describe them (JSON.parse's own
- * included) need no stack trace, and capturing one costs more than parsing a small body.
- */
-function withoutStackTraces<T>(work: () => T): T {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return work();
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
-}

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AppError } from '../errors.js';
-import { RawBody } from './body/fastapi-validation.js';
+import { AppError } from '../../errors.js';
+import { RawBody } from './fastapi-validation.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
