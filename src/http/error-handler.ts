@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { AppError, catalogue } from '../errors.js';
 import { ValidationFailure } from './body/validation-failure.js';
+import { DeclaredPaths, redirectToSlashTwin } from './trailing-slash.js';
 
 /** Fastify's own client errors and database outages, mapped onto the catalogue. */
 function classify(error: FastifyError): AppError | undefined {
@@ -29,17 +30,23 @@ export function registerErrorHandler(app: FastifyInstance): void {
   });
 }
 
-/** 404 for an unknown path, 405 with `Allow` for a known path and another method. */
+/**
+ * 405 with `Allow` for a known path and another method; else, as Starlette, 307 to the path's
+ * trailing-slash twin when that has a route; else 404.
+ */
 export function registerNotFound(app: FastifyInstance): void {
   const methodsByPath = new Map<string, Set<string>>();
+  const declaredPaths = new DeclaredPaths();
   app.addHook('onRoute', (route) => {
     const methods = methodsByPath.get(route.url) ?? new Set<string>();
     for (const method of [route.method].flat()) methods.add(method);
     methodsByPath.set(route.url, methods);
+    declaredPaths.add(route.url);
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?', 1)[0] ?? '';
     const methods = methodsByPath.get(path);
+    if (methods === undefined && redirectToSlashTwin(request, reply, declaredPaths)) return reply;
     if (methods === undefined) return reply.code(404).send({ detail: catalogue.NOT_FOUND.detail });
     return reply
       .code(405)
