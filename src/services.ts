@@ -2,11 +2,13 @@ import { pino } from 'pino';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
+import { commonStoredHashParams } from './auth/hash-params.js';
 import { PasswordHasher } from './auth/passwords.js';
 import { SigningKeys } from './auth/signing-keys.js';
 import { connect } from './db/connect.js';
 import type { Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { requireMigrated } from './db/require-migrated.js';
 import type { Logger } from './logger.js';
 
 export interface OpenOptions {
@@ -14,6 +16,13 @@ export interface OpenOptions {
   readonly database?: Database;
   /** The command line logs nothing: its output is for the operator. */
   readonly logger?: Logger;
+  /**
+   * What opening may change. `server` (the default, `serve`): apply migrations and create a
+   * signing key of JWT_ALG when none signs. `migrate`: migrations only (commands that write
+   * data). `none`: neither, and the schema must be current (read-only commands). Only the server
+   * creates keys implicitly, so a shell with another JWT_ALG never adds one the server would sign with.
+   */
+  readonly prepare?: 'server' | 'migrate' | 'none';
 }
 
 /**
@@ -23,11 +32,15 @@ export interface OpenOptions {
 export async function openServices(config: Config, options: OpenOptions = {}): Promise<AppContext> {
   const database = options.database ?? connect(config);
   try {
-    await migrateToLatest(database);
+    const prepare = options.prepare ?? 'server';
+    if (prepare === 'none') await requireMigrated(database);
+    else await migrateToLatest(database);
     const clock = options.clock ?? systemClock;
     const keys = new SigningKeys(database.db, config, clock);
-    await keys.ensureKey();
+    if (prepare === 'server') await keys.ensureKey();
     const hasher = await PasswordHasher.create(config.argon2, config.hashConcurrency, config.hashQueueLimit);
+    // The server verifies logins: its dummy hash costs what most stored hashes cost.
+    if (prepare === 'server') await hasher.matchDummyTo(await commonStoredHashParams(database.db));
     const logger = options.logger ?? pino({ level: 'silent' });
     return { database, db: database.db, config, clock, hasher, keys, logger };
   } catch (error) {

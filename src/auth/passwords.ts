@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Algorithm } from '@node-rs/argon2';
-import type { Config } from '../config.js';
+import { phcParams, type Argon2Params } from './hash-params.js';
 import { HashThreads } from './hash-threads.js';
 import { normalizePassword } from './identity.js';
 import { WorkQueue } from './work-queue.js';
@@ -8,7 +8,6 @@ import { WorkQueue } from './work-queue.js';
 export const MIN_PASSWORD_LENGTH = 12;
 export const MAX_PASSWORD_LENGTH = 1024;
 
-type Argon2Params = Config['argon2'];
 
 /**
  * argon2id hashing on threads of its own (never on the event loop), behind a bounded queue.
@@ -21,7 +20,7 @@ export class PasswordHasher {
   private constructor(
     private readonly params: Argon2Params,
     private readonly threads: HashThreads,
-    private readonly dummyHash: string,
+    private dummyHash: string,
     concurrency: number,
     queueLimit: number,
   ) {
@@ -55,18 +54,28 @@ export class PasswordHasher {
   }
 
   /**
-   * Verifies against a hash of a random password with the current parameters: the same work as a
-   * real verification, so an unknown account costs the same time as a known one.
+   * Makes the dummy hash with `params` (those most stored hashes have; see commonStoredHashParams)
+   * rather than the configured ones, so that after raising the parameters an unknown account still
+   * costs what an account that has not signed in since costs. Undefined keeps the current dummy.
+   */
+  async matchDummyTo(params: Argon2Params | undefined): Promise<void> {
+    if (params === undefined) return;
+    this.dummyHash = await this.threads.hash(randomBytes(32).toString('base64'), argon2Options(params));
+  }
+
+  /**
+   * Verifies against a hash of a random password, made with the parameters of most stored hashes
+   * (the configured ones until matchDummyTo): the same work as a real verification, so an unknown
+   * account costs the same time as a known one.
    */
   async verifyDummy(password: string): Promise<void> {
     await this.verify(this.dummyHash, password);
   }
 
   needsRehash(phc: string): boolean {
-    const match = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$/.exec(phc);
-    if (match === null) return true;
-    const [, m, t, p] = match.map(Number);
-    return m !== this.params.memoryCost || t !== this.params.timeCost || p !== this.params.parallelism;
+    const stored = phcParams(phc);
+    if (stored === undefined) return true;
+    return stored.memoryCost !== this.params.memoryCost || stored.timeCost !== this.params.timeCost || stored.parallelism !== this.params.parallelism;
   }
 }
 

@@ -2,10 +2,14 @@ import { loadConfig, loadDotEnv } from '../config.js';
 import type { AppContext } from '../context.js';
 import { closeServices, openServices } from '../services.js';
 
-/** Opens the configured database (migrating it), runs one command, and always closes it. */
-export async function withServices<T>(action: (services: AppContext) => Promise<T>): Promise<T> {
+/**
+ * Opens the configured database, runs one command, and always closes it. Commands that write
+ * data apply pending migrations (`migrate`); read-only ones (`none`) change nothing and refuse an
+ * unmigrated database. No command creates a signing key here: only `serve` and `keys` do.
+ */
+export async function withServices<T>(action: (services: AppContext) => Promise<T>, prepare: 'migrate' | 'none' = 'migrate'): Promise<T> {
   loadDotEnv();
-  const services = await openServices(loadConfig());
+  const services = await openServices(loadConfig(), { prepare });
   try {
     return await action(services);
   } finally {

@@ -26,6 +26,15 @@ describe.concurrent('school-auth config check', () => {
     expect(config.databaseUrl).not.toContain('secret');
   });
 
+  it('masks a password given as ?password= or ?sslpassword= in DATABASE_URL', async ({ expect }) => {
+    const cwd = tempDir();
+    const url = 'postgres://u@h/db?password=query-secret&sslpassword=key-secret';
+    const result = await runCli(['config', 'check'], { cwd, env: { DATABASE_URL: url, ISSUER: 'https://auth.test', DATA_DIR: join(cwd, 'data') } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout + result.stderr).not.toMatch(/query-secret|key-secret/);
+    expect(JSON.parse(result.stdout).databaseUrl).toBe('postgres://u@h/db?password=****&sslpassword=****');
+  });
+
   it('names every invalid variable in one message and exits non-zero', async ({ expect }) => {
     const result = await runCli(['config', 'check'], { cwd: tempDir(), env: INVALID });
     expect(result.code).not.toBe(0);

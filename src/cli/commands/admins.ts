@@ -78,6 +78,6 @@ export function registerAdminCommands(program: Command): void {
           password_changed_at: isoSeconds(row.password_changed_at),
         }));
         printRows(rows, options.json === true, 'no administrators');
-      }),
+      }, 'none'),
     );
 }

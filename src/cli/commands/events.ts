@@ -28,6 +28,6 @@ export function registerEventCommands(program: Command): void {
           session: event.session_id,
         }));
         printRows(rows, options.json === true, 'no events');
-      });
+      }, 'none');
     });
 }

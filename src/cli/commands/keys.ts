@@ -24,7 +24,7 @@ export function registerKeyCommands(program: Command): void {
           signs_until: isoSeconds(supersededAt ?? null),
         }));
         printRows(rows, options.json === true, 'no signing keys');
-      }),
+      }, 'none'),
     );
 
   keys

@@ -32,7 +32,7 @@ export function registerSchoolCommands(program: Command): void {
           created_at: isoSeconds(row.created_at),
         }));
         printRows(rows, options.json === true, 'no schools yet; create one with: school-auth school add <school_id>');
-      }),
+      }, 'none'),
     );
 
   school
