@@ -43,17 +43,30 @@ export function aboutAdmin(admin: { readonly id: string; readonly school_key: st
   return { schoolId: admin.school_key, username: admin.username, adminId: admin.id };
 }
 
+/**
+ * The most characters (code points) of client-supplied text an event keeps: the request limits
+ * of the login fields, applied again to what is stored, because NFKC can make a school id 18
+ * times longer (U+FDFA). Longer text is cut and marked with `…`.
+ */
+const STORED_TEXT_LIMITS = { schoolId: 128, username: 256, userAgent: 512 } as const;
+
+function bounded(text: string | null | undefined, limit: number): string | null {
+  if (text === null || text === undefined) return null;
+  const chars = [...text];
+  return chars.length <= limit ? text : `${chars.slice(0, limit).join('')}…`;
+}
+
 /** Appends to the audit trail. `schoolId` is the canonical school key, so filters match it. */
 export async function recordEvent(db: Db, clock: Clock, context: RequestContext, entry: AuditEntry): Promise<void> {
   await insertEvent(db, {
     at: clock.now(),
     type: entry.type,
-    school_id: entry.schoolId ?? null,
-    username: entry.username ?? null,
+    school_id: bounded(entry.schoolId, STORED_TEXT_LIMITS.schoolId),
+    username: bounded(entry.username, STORED_TEXT_LIMITS.username),
     admin_id: entry.adminId ?? null,
     session_id: entry.sessionId ?? null,
     ip: context.ip,
-    user_agent: context.userAgent === null ? null : context.userAgent.slice(0, 512),
+    user_agent: bounded(context.userAgent, STORED_TEXT_LIMITS.userAgent),
     detail: entry.detail ?? null,
   });
 }

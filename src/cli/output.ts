@@ -1,7 +1,12 @@
-/** Prints rows as JSON (--json) or as an aligned text table for people. */
+import { escapeForTerminal, terminalSafeJson } from './terminal-text.js';
+
+/**
+ * Prints rows as JSON (--json, exact values) or as an aligned text table for people, in which
+ * every cell is escaped: a value from a client can neither forge a row nor drive the terminal.
+ */
 export function printRows(rows: readonly Record<string, unknown>[], json: boolean, empty: string): void {
   if (json) {
-    process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+    process.stdout.write(`${terminalSafeJson(rows)}\n`);
     return;
   }
   const first = rows[0];
@@ -18,7 +23,7 @@ export function printRows(rows: readonly Record<string, unknown>[], json: boolea
 
 function formatCell(value: unknown): string {
   if (value === null || value === undefined) return '-';
-  return typeof value === 'string' ? value : JSON.stringify(value);
+  return escapeForTerminal(typeof value === 'string' ? value : JSON.stringify(value));
 }
 
 /** Epoch seconds as an ISO time, for tables and JSON alike. */
