@@ -5,6 +5,7 @@
  * Text from unauthenticated clients (a username typed at the login) reaches the operator's
  * terminal through `events`: none of these may be printed as they are.
  */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const TERMINAL_CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** The controls JSON.stringify writes raw (it escapes C0 itself; the C0 left are its own layout). */

@@ -15,6 +15,7 @@ const HOSTILE = [
 ];
 
 /** Anything a terminal would act on, besides the newline that ends each row. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 describe.concurrent('school-auth events with hostile usernames', () => {
