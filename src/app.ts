@@ -52,13 +52,12 @@ export async function buildApp(deps: AppContext): Promise<FastifyInstance> {
   registerBodyParser(app);
   registerErrorHandler(app);
   registerNotFound(app);
-  // Metrics first, since only the routes registered after them are observed; their own route
-  // after the OpenAPI plugin, which describes only the routes registered after it.
+  // Metrics first, since only the routes registered after them are observed. GET /metrics is on
+  // the management listener (buildManagementApp), never on this public app.
   const metrics = deps.config.metricsEnabled ? registerMetrics(app, { database: deps.database, hashQueue: deps.hasher.queue }) : undefined;
   registerRequestLifecycle(app, metrics?.observeUnmatched);
   await registerCors(app, deps.config.corsOrigins);
   await registerOpenApi(app, { docs: deps.config.docsEnabled });
-  metrics?.addRoute();
 
   registerTokenRoutes(app, deps);
   registerMeRoute(app, deps);

@@ -41,6 +41,8 @@ export interface Config {
   readonly logLevel: string;
   readonly shutdownTimeout: number;
   readonly metricsEnabled: boolean;
+  /** The management listener (/metrics, /healthz, /readyz); undefined with MANAGEMENT_PORT=off. */
+  readonly management: { readonly host: string; readonly port: number } | undefined;
   readonly docsEnabled: boolean;
   readonly corsOrigins: readonly string[];
 }
@@ -142,6 +144,17 @@ class Reader {
   }
 }
 
+/**
+ * The management listener, as Keycloak's management interface: port 9000, and (unlike Keycloak)
+ * on loopback unless told otherwise, so a fresh install shows its metrics to no other machine.
+ */
+function readManagement(read: Reader, port: number): Config['management'] {
+  if (read.optional('MANAGEMENT_PORT')?.toLowerCase() === 'off') return undefined;
+  const managementPort = read.int('MANAGEMENT_PORT', 9000, 0, 65535);
+  if (managementPort !== 0 && managementPort === port) read.problems.push(`MANAGEMENT_PORT: must differ from PORT (${port}), or be off`);
+  return { host: read.string('MANAGEMENT_HOST', '127.0.0.1'), port: managementPort };
+}
+
 /** Reads and validates the configuration; throws ConfigError listing every invalid variable. */
 export function loadConfig(env: Env = process.env): Config {
   const read = new Reader(env);
@@ -209,6 +222,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     shutdownTimeout: read.int('SHUTDOWN_TIMEOUT', 10, 0, 600),
     metricsEnabled: read.bool('METRICS_ENABLED', true),
+    management: readManagement(read, port),
     docsEnabled: read.bool('DOCS_ENABLED', true),
     corsOrigins: read.origins('CORS_ORIGINS'),
   };

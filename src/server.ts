@@ -2,25 +2,41 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { UsageError } from './errors.js';
+import { buildManagementApp } from './http/management-app.js';
 import { createLogger, type Logger } from './logger.js';
 import { closeServices, openServices } from './services.js';
 import { exitOnSignals } from './shutdown.js';
 import { connect } from './db/connect.js';
 
+interface Listener {
+  readonly host: string;
+  readonly port: number;
+  /** The variables that choose this address, for messages: PORT and HOST, or MANAGEMENT_*. */
+  readonly prefix: '' | 'MANAGEMENT_';
+}
+
 /** Turns the usual reasons a port cannot be taken into a message naming the settings to change. */
-function listenProblem(error: unknown, config: Config): unknown {
+function listenProblem(error: unknown, { host, port, prefix }: Listener): unknown {
   const code = (error as { code?: unknown }).code;
-  const where = `${config.host}:${config.port}`;
-  if (code === 'EADDRINUSE') return new UsageError(`cannot listen on ${where}: the address is already in use; choose another PORT (or HOST)`);
-  if (code === 'EACCES') return new UsageError(`cannot listen on ${where}: permission denied; choose a PORT above 1023`);
-  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new UsageError(`cannot listen on ${where}: HOST is not an address of this machine`);
+  const where = `${host}:${port}`;
+  if (code === 'EADDRINUSE') return new UsageError(`cannot listen on ${where}: the address is already in use; choose another ${prefix}PORT (or ${prefix}HOST)`);
+  if (code === 'EACCES') return new UsageError(`cannot listen on ${where}: permission denied; choose a ${prefix}PORT above 1023`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new UsageError(`cannot listen on ${where}: ${prefix}HOST is not an address of this machine`);
   return error;
 }
 
+async function listen(app: FastifyInstance, listener: Listener): Promise<void> {
+  try {
+    await app.listen({ host: listener.host, port: listener.port });
+  } catch (error) {
+    throw listenProblem(error, listener);
+  }
+}
+
 /**
- * Starts the service: open and migrate the database, build the app, listen. SIGTERM and SIGINT
- * stop accepting, let in-flight requests finish (bounded by SHUTDOWN_TIMEOUT), close the
- * database and exit 0 (see exitOnSignals).
+ * Starts the service: open and migrate the database, build the public app and the management
+ * app, listen on both. SIGTERM and SIGINT stop accepting, let in-flight requests finish (bounded
+ * by SHUTDOWN_TIMEOUT), close the database and exit 0 (see exitOnSignals).
  */
 export async function serve(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<FastifyInstance> {
   const database = connect(config, {
@@ -28,19 +44,18 @@ export async function serve(config: Config, logger: Logger = createLogger(config
   });
   const services = await openServices(config, { database, logger });
   const app = await buildApp(services);
-  try {
-    await app.listen({ host: config.host, port: config.port });
-  } catch (error) {
-    await app.close();
+  const management = config.management === undefined ? undefined : await buildManagementApp(services, app);
+  const close = async () => {
+    await Promise.all([app.close(), management?.close()]);
     await closeServices(services);
-    throw listenProblem(error, config);
+  };
+  try {
+    if (management !== undefined && config.management !== undefined) await listen(management, { ...config.management, prefix: 'MANAGEMENT_' });
+    await listen(app, { host: config.host, port: config.port, prefix: '' });
+  } catch (error) {
+    await close();
+    throw error;
   }
-  exitOnSignals(
-    async () => {
-      await app.close();
-      await closeServices(services);
-    },
-    { logger, timeoutSeconds: config.shutdownTimeout },
-  );
+  exitOnSignals(close, { logger, timeoutSeconds: config.shutdownTimeout });
   return app;
 }

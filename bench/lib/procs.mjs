@@ -135,9 +135,10 @@ export async function startServer({ entry, env, cwd, cpuProfDir, nodeOptions = [
   let lastError;
   for (let attempt = 0; attempt < 3; attempt += 1) {
     const port = await freePort();
+    const managementPort = await freePort();
     const nodeArgs = [...nodeOptions, ...(cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProfDir])];
     const child = track(
-      spawn(process.execPath, [...nodeArgs, entry, 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, cwd, stdio: ['ignore', 'pipe', 'pipe'] }),
+      spawn(process.execPath, [...nodeArgs, entry, 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1', MANAGEMENT_PORT: String(managementPort) }, cwd, stdio: ['ignore', 'pipe', 'pipe'] }),
     );
     const logs = { count: 0, recent: [] };
     tail(child.stdout, logs);
@@ -145,7 +146,7 @@ export async function startServer({ entry, env, cwd, cpuProfDir, nodeOptions = [
     const url = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + readyTimeoutMs;
     while (Date.now() < deadline && !exited(child)) {
-      if ((await httpReady(`${url}/readyz`)) && !exited(child)) return { child, pid: child.pid, port, url, logs };
+      if ((await httpReady(`${url}/readyz`)) && !exited(child)) return { child, pid: child.pid, port, url, managementUrl: `http://127.0.0.1:${managementPort}`, logs };
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     // give the exit handler time to record the status and the last log lines

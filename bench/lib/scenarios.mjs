@@ -36,7 +36,8 @@ async function fetchRetrying(url, init, attempts = 3) {
 export const networkErrors = [];
 
 /**
- * Waits until the server has no password hash running or waiting (from GET /metrics): autocannon
+ * Waits until the server has no password hash running or waiting (from GET /metrics on its
+ * management listener, `managementUrl`): autocannon
  * drops its connections at the end of a run, but the server still finishes the logins they sent.
  * Returns how long that took and how deep the queue was.
  */

@@ -11,7 +11,7 @@ if (!existsSync(CLI_MAIN)) throw new Error(`${CLI_MAIN} is missing: run \`npm ru
 
 /** Settings the service reads: never inherited from the environment of whoever runs the tests. */
 const SERVICE_VARIABLE =
-  /^(HOST|PORT|DATA_DIR|DATABASE_.*|SQLITE_.*|ISSUER|AUDIENCE|JWT_ALG|ACCESS_TOKEN_TTL|REFRESH_.*|KEY_.*|ARGON2_.*|HASH_.*|LOGIN_THROTTLE|THROTTLE_.*|LOCKOUT_FAILURES|BODY_LIMIT|REQUEST_TIMEOUT|TRUST_PROXY|LOG_LEVEL|SHUTDOWN_TIMEOUT|METRICS_ENABLED|DOCS_ENABLED|CORS_ORIGINS|NODE_OPTIONS)$/;
+  /^(HOST|PORT|DATA_DIR|DATABASE_.*|SQLITE_.*|ISSUER|AUDIENCE|JWT_ALG|ACCESS_TOKEN_TTL|REFRESH_.*|KEY_.*|ARGON2_.*|HASH_.*|LOGIN_THROTTLE|THROTTLE_.*|LOCKOUT_FAILURES|BODY_LIMIT|REQUEST_TIMEOUT|TRUST_PROXY|LOG_LEVEL|SHUTDOWN_TIMEOUT|METRICS_ENABLED|MANAGEMENT_.*|DOCS_ENABLED|CORS_ORIGINS|NODE_OPTIONS)$/;
 
 /** The test runner's environment without any service setting, plus `extra` (undefined removes). */
 export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
@@ -19,6 +19,8 @@ export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS
   for (const [name, value] of Object.entries(process.env)) {
     if (!SERVICE_VARIABLE.test(name)) env[name] = value;
   }
+  // Servers of tests running side by side must not all take the management port 9000.
+  env.MANAGEMENT_PORT = '0';
   for (const [name, value] of Object.entries(extra)) {
     if (value === undefined) delete env[name];
     else env[name] = value;

@@ -51,6 +51,8 @@ export function tempDir(prefix = 'school-auth-ops-'): string {
 export interface RunningServer {
   readonly port: number;
   readonly url: string;
+  /** The management listener (/metrics, /healthz, /readyz) on 127.0.0.1. */
+  readonly managementUrl: string;
   /** The working directory of the server and of `cli()`; DATA_DIR is inside it. */
   readonly cwd: string;
   readonly dataDir: string;
@@ -74,7 +76,15 @@ export async function startServer(extraEnv: Record<string, string> = {}, options
   const cwd = options.cwd ?? tempDir();
   const dataDir = join(cwd, 'data');
   const port = await freePort();
-  const env: Record<string, string> = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', KEY_ACTIVATION_DELAY: '0', ...extraEnv };
+  const managementPort = await freePort();
+  const env: Record<string, string> = {
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    MANAGEMENT_PORT: String(managementPort),
+    KEY_ACTIVATION_DELAY: '0',
+    ...extraEnv,
+  };
   const child = spawn(process.execPath, [CLI_MAIN, 'serve'], { cwd, env: serviceEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   track(child);
   let stdout = '';
@@ -88,6 +98,7 @@ export async function startServer(extraEnv: Record<string, string> = {}, options
   const server: RunningServer = {
     port,
     url,
+    managementUrl: `http://127.0.0.1:${managementPort}`,
     cwd,
     dataDir,
     env,

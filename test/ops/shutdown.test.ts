@@ -32,7 +32,7 @@ describe.concurrent('graceful shutdown of the real server', () => {
     // SIGTERM only once the server holds every login (answered, or waiting for or in the hasher):
     // a request still on its way would meet a closing server, which is another test's subject.
     const hashing = async () => {
-      const text = await (await fetch(`${server.url}/metrics`)).text();
+      const text = await (await fetch(`${server.managementUrl}/metrics`)).text();
       const gauge = (name: string) => Number(new RegExp(`^${name}\\{[^}]*\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
       return gauge('school_auth_password_hash_queue_depth') + gauge('school_auth_password_hash_active');
     };

@@ -18,8 +18,15 @@ function outcomeOf(status: number): Outcome {
 export interface Metrics {
   /** For answers that matched no route (the 404s and 405s): the request lifecycle sees those. */
   readonly observeUnmatched: ResponseObserver;
-  /** Adds GET /metrics. */
-  addRoute(): void;
+  /** Adds GET /metrics to `target`: the management listener's app, not the observed one. */
+  addRoute(target: FastifyInstance): void;
+}
+
+const metricsByApp = new WeakMap<FastifyInstance, Metrics>();
+
+/** The metrics observing `app`'s routes; undefined when metrics are off. */
+export function metricsOf(app: FastifyInstance): Metrics | undefined {
+  return metricsByApp.get(app);
 }
 
 /**
@@ -86,18 +93,20 @@ export function registerMetrics(app: FastifyInstance, sources: { database: Datab
     route.onResponse = [route.onResponse ?? []].flat().concat(observeHook);
   });
 
-  return {
+  const metrics: Metrics = {
     observeUnmatched: observerFor('unmatched'),
-    addRoute() {
+    addRoute(target) {
       const schema = {
         summary: 'Prometheus metrics',
         response: {
           200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } },
         },
       };
-      app.get('/metrics', { schema }, async (_request, reply) => {
+      target.get('/metrics', { schema }, async (_request, reply) => {
         return reply.header('content-type', registry.contentType).send(await registry.metrics());
       });
     },
   };
+  metricsByApp.set(app, metrics);
+  return metrics;
 }

@@ -14,6 +14,19 @@ const Jwks = Type.Object({
 
 /** Health, readiness and the published verification keys. */
 export function registerOperationRoutes(app: FastifyInstance, database: Database, keys: SigningKeys): void {
+  registerHealthRoutes(app, database);
+  app.get(
+    '/.well-known/jwks.json',
+    { schema: { summary: 'Public keys that verify access tokens', response: { 200: Jwks } } },
+    async (_request, reply) => {
+      // Short caching: well under the time a new key waits before it signs (KEY_ACTIVATION_DELAY, 60 s).
+      return reply.header('cache-control', 'public, max-age=30').send(await keys.jwks());
+    },
+  );
+}
+
+/** Liveness and readiness: on the public port for load balancers, and on the management listener. */
+export function registerHealthRoutes(app: FastifyInstance, database: Database): void {
   app.get('/healthz', { schema: { summary: 'The process is up', response: { 200: Status } } }, () => ({ status: 'ok' }));
 
   app.get(
@@ -25,15 +38,6 @@ export function registerOperationRoutes(app: FastifyInstance, database: Database
       });
       if (!ready) throw new AppError('UNAVAILABLE', { cause: new Error('database schema is not migrated') });
       return { status: 'ready' };
-    },
-  );
-
-  app.get(
-    '/.well-known/jwks.json',
-    { schema: { summary: 'Public keys that verify access tokens', response: { 200: Jwks } } },
-    async (_request, reply) => {
-      // Short caching: well under the time a new key waits before it signs (KEY_ACTIVATION_DELAY, 60 s).
-      return reply.header('cache-control', 'public, max-age=30').send(await keys.jwks());
     },
   );
 }
