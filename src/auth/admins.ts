@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { nowSeconds } from '../clock.js';
 import { findAdminForLogin, insertAdmin, setAdminDisabled, updatePasswordHash, type AdminForLogin } from '../db/queries/admins.js';
-import { revokeSessions } from '../db/queries/sessions.js';
+import { inTransaction } from '../db/database.js';
+import { endAllSessions } from '../db/queries/sessions.js';
 import { UsageError } from '../errors.js';
 import { CLI_CONTEXT, aboutAdmin, recordEvent } from './audit.js';
 import type { AppContext } from '../context.js';
@@ -58,8 +59,11 @@ export async function changePassword(deps: Deps, ref: AdminRef, password: string
   const problem = checkNewPassword(password, { username: admin.username, schoolId: admin.school_id });
   if (problem !== undefined) throw new UsageError(problem);
   const now = nowSeconds(deps.clock);
-  await updatePasswordHash(deps.db, admin.id, await deps.hasher.hash(password), now);
-  const ended = (await revokeSessions(deps.db, { adminId: admin.id }, 'password_changed', now)).length;
+  const hash = await deps.hasher.hash(password);
+  const ended = await inTransaction(deps.db, async (trx) => {
+    await updatePasswordHash(trx, admin.id, hash, now);
+    return (await endAllSessions(trx, { adminId: admin.id }, 'password_changed', now)).length;
+  });
   await unlockAccount(deps.db, accountOf(admin.school_key, admin.username_key));
   await recordEvent(deps.db, deps.clock, CLI_CONTEXT, {
     type: 'admin.password_changed',
@@ -81,8 +85,10 @@ export async function unlockAdmin(deps: Pick<AppContext, 'db' | 'clock'>, ref: A
 export async function setAdminEnabled(deps: Pick<AppContext, 'db' | 'clock'>, ref: AdminRef, enabled: boolean): Promise<number> {
   const admin = await requireAdmin(deps, ref);
   const now = nowSeconds(deps.clock);
-  await setAdminDisabled(deps.db, admin.id, enabled ? null : now);
-  const ended = enabled ? 0 : (await revokeSessions(deps.db, { adminId: admin.id }, 'admin_disabled', now)).length;
+  const ended = await inTransaction(deps.db, async (trx) => {
+    await setAdminDisabled(trx, admin.id, enabled ? null : now);
+    return enabled ? 0 : (await endAllSessions(trx, { adminId: admin.id }, 'admin_disabled', now)).length;
+  });
   await recordEvent(deps.db, deps.clock, CLI_CONTEXT, {
     type: enabled ? 'admin.enabled' : 'admin.disabled',
     ...aboutAdmin(admin),

@@ -105,22 +105,24 @@ async function startSession(
     created_at: now,
     last_used_at: now,
     expires_at: expiresAt,
-    revoked_at: null,
-    revoke_reason: null,
     ip: context.ip,
     user_agent: context.userAgent?.slice(0, 512) ?? null,
+    credential_epoch: admin.credential_epoch,
   };
   // One transaction, committed before we answer: a 200 always stands for a durable session, and
   // costs one commit (one fsync on SQLite) rather than one per statement.
-  await deps.db.transaction().execute(async (trx) => {
+  const started = await deps.db.transaction().execute(async (trx) => {
+    if (!(await insertSession(trx, session, hashRefreshToken(refreshToken)))) return false;
     await settleLoginSuccess({ ...deps, db: trx }, client.account, client.ip);
-    await insertSession(trx, session, hashRefreshToken(refreshToken));
-    await recordEvent(trx, deps.clock, context, {
-      type: 'login.success',
-      ...aboutAdmin(admin),
-      sessionId,
-    });
+    await recordEvent(trx, deps.clock, context, { type: 'login.success', ...aboutAdmin(admin), sessionId });
+    return true;
   });
+  if (!started) {
+    // An operator changed the password, disabled the admin or suspended the school after this
+    // login checked the password: the login is refused like any other.
+    await recordEvent(deps.db, deps.clock, context, { type: 'login.failure', ...aboutAdmin(admin), detail: 'sessions_ended_meanwhile' });
+    throw new AppError('LOGIN_REFUSED');
+  }
   const access = await issueAccessToken(deps.keys, deps.config, deps.clock, {
     adminId: admin.id,
     schoolId: admin.school_id,

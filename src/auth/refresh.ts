@@ -41,11 +41,13 @@ interface Presented {
 
 /** Whether the session behind a token may still be used at `now`. */
 export function isGrantAlive(
-  grant: Pick<RefreshGrant, 'revoked_at' | 'expires_at' | 'last_used_at' | 'disabled_at' | 'suspended_at'>,
+  grant: Pick<RefreshGrant, 'revoked_at' | 'expires_at' | 'last_used_at' | 'credential_epoch' | 'admin_credential_epoch' | 'disabled_at' | 'suspended_at'>,
   now: number,
   config: Pick<Config, 'refreshIdleTimeout'>,
 ): boolean {
   if (grant.revoked_at !== null) return false;
+  // Moved on by every operator action that ends all of an admin's sessions (see migration 005).
+  if (grant.credential_epoch !== grant.admin_credential_epoch) return false;
   if (now >= grant.expires_at) return false;
   if (now - grant.last_used_at > config.refreshIdleTimeout) return false;
   if (grant.disabled_at !== null || grant.suspended_at !== null) return false;

@@ -1,7 +1,8 @@
 import { nowSeconds } from '../clock.js';
 import type { Db } from '../db/database.js';
 import { findSchool, insertSchool, setSchoolSuspended, type School } from '../db/queries/schools.js';
-import { revokeSessions } from '../db/queries/sessions.js';
+import { inTransaction } from '../db/database.js';
+import { endAllSessions } from '../db/queries/sessions.js';
 import { UsageError } from '../errors.js';
 import { CLI_CONTEXT, recordEvent } from './audit.js';
 import type { AppContext } from '../context.js';
@@ -39,8 +40,10 @@ export async function addSchool(deps: Deps, schoolId: string, name: string | und
 export async function suspendSchool(deps: Deps, schoolId: string): Promise<number> {
   const school = await requireSchool(deps.db, schoolId);
   const now = nowSeconds(deps.clock);
-  await setSchoolSuspended(deps.db, school.key, now);
-  const ended = (await revokeSessions(deps.db, { schoolKey: school.key }, 'school_suspended', now)).length;
+  const ended = await inTransaction(deps.db, async (trx) => {
+    await setSchoolSuspended(trx, school.key, now);
+    return (await endAllSessions(trx, { schoolKey: school.key }, 'school_suspended', now)).length;
+  });
   await recordEvent(deps.db, deps.clock, CLI_CONTEXT, { type: 'school.suspended', schoolId: school.key, detail: `${ended} sessions ended` });
   return ended;
 }

@@ -1,5 +1,5 @@
 import { nowSeconds } from '../clock.js';
-import { findSession, revokeSessions } from '../db/queries/sessions.js';
+import { endAllSessions, findSession, revokeSessions } from '../db/queries/sessions.js';
 import { UsageError } from '../errors.js';
 import { requireAdmin, type AdminRef } from './admins.js';
 import { CLI_CONTEXT, aboutAdmin, recordEvent } from './audit.js';
@@ -27,7 +27,7 @@ export async function revokeSessionById(deps: Deps, sessionId: string): Promise<
 /** Revokes every live session of one admin. */
 export async function revokeSessionsOfAdmin(deps: Deps, ref: AdminRef): Promise<number> {
   const admin = await requireAdmin(deps, ref);
-  const ended = (await revokeSessions(deps.db, { adminId: admin.id }, 'revoked', nowSeconds(deps.clock))).length;
+  const ended = (await endAllSessions(deps.db, { adminId: admin.id }, 'revoked', nowSeconds(deps.clock))).length;
   await recordEvent(deps.db, deps.clock, CLI_CONTEXT, {
     type: 'session.revoked',
     ...aboutAdmin(admin),

@@ -4,6 +4,7 @@ import { initial } from './migrations/001-initial.js';
 import { loginThrottling } from './migrations/002-login-throttling.js';
 import { throttleBlockedUntil } from './migrations/003-throttle-blocked-until.js';
 import { signingKeyRevocation } from './migrations/004-signing-key-revocation.js';
+import { credentialEpoch } from './migrations/005-credential-epoch.js';
 
 /** Every migration, in order. Names are permanent once released. */
 const migrations: Record<string, Migration> = {
@@ -11,6 +12,7 @@ const migrations: Record<string, Migration> = {
   '002-login-throttling': loginThrottling,
   '003-throttle-blocked-until': throttleBlockedUntil,
   '004-signing-key-revocation': signingKeyRevocation,
+  '005-credential-epoch': credentialEpoch,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

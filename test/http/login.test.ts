@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setAdminEnabled } from '../../src/auth/admins.js';
 import { canonicalKey } from '../../src/auth/identity.js';
 import { resumeSchool, suspendSchool } from '../../src/auth/schools.js';
-import { findAdminForLogin, updatePasswordHash } from '../../src/db/queries/admins.js';
+import { findAdminForLogin } from '../../src/db/queries/admins.js';
 import { createTestApp, postJson, seedAdmin, type TestApp } from '../helpers/app.js';
 import { BODIES, ENDPOINTS, auditEvents, me, nowSeconds } from '../helpers/contract.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
@@ -148,7 +148,7 @@ describe.each(TEST_DIALECTS)('POST /admin/auth/login on %s', (dialect) => {
     expect((await stored()).password_hash).toBe(current.password_hash);
 
     const old = await argon2Hash(admin.password, { algorithm: 2, memoryCost: 19456, timeCost: 3, parallelism: 1 });
-    await updatePasswordHash(t.services.db, current.id, old);
+    await t.services.db.updateTable('admins').set({ password_hash: old }).where('id', '=', current.id).execute();
     expect((await postJson(t.app, ENDPOINTS.login, { ...loginBody(admin), password: 'not the password' })).statusCode).toBe(401);
     expect((await stored()).password_hash).toBe(old);
 

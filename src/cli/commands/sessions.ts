@@ -59,12 +59,7 @@ export function registerSessionCommands(program: Command): void {
     );
 }
 
-interface SessionRow {
-  revoked_at: number | null;
-  revoke_reason: string | null;
-  expires_at: number;
-  last_used_at: number;
-}
+type SessionRow = Parameters<typeof isGrantAlive>[0] & { revoke_reason: string | null };
 
 function sessionStatus(
   row: SessionRow,
@@ -72,6 +67,6 @@ function sessionStatus(
   config: { refreshIdleTimeout: number },
 ): string {
   if (row.revoked_at !== null) return `revoked (${row.revoke_reason ?? 'revoked'})`;
-  if (!isGrantAlive({ ...row, disabled_at: null, suspended_at: null }, now, config)) return 'expired';
+  if (!isGrantAlive(row, now, config)) return row.credential_epoch === row.admin_credential_epoch ? 'expired' : 'ended';
   return 'active';
 }

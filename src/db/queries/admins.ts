@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { AdminsTable } from '../schema/admins.js';
 
@@ -24,7 +24,7 @@ export async function findAdminForLogin(db: Db, schoolKey: string, usernameKey: 
     .executeTakeFirst();
 }
 
-export async function insertAdmin(db: Db, admin: Admin): Promise<boolean> {
+export async function insertAdmin(db: Db, admin: Insertable<AdminsTable>): Promise<boolean> {
   const result = await db
     .insertInto('admins')
     .values(admin)
@@ -45,11 +45,21 @@ export function listAdmins(db: Db, schoolKey?: string): Promise<(Admin & { schoo
   return query.execute();
 }
 
-export async function updatePasswordHash(db: Db, adminId: string, hash: string, changedAt?: number): Promise<void> {
+/** A new password; it also moves the credential epoch on, so no session of the old one survives. */
+export async function updatePasswordHash(db: Db, adminId: string, hash: string, changedAt: number): Promise<void> {
   await db
     .updateTable('admins')
-    .set(changedAt === undefined ? { password_hash: hash } : { password_hash: hash, password_changed_at: changedAt })
+    .set({ password_hash: hash, password_changed_at: changedAt, credential_epoch: sql<number>`credential_epoch + 1` })
     .where('id', '=', adminId)
+    .execute();
+}
+
+/** Ends, for good, every session that exists or is being created for the admins in scope. */
+export async function advanceCredentialEpoch(db: Db, scope: { adminId: string } | { schoolKey: string }): Promise<void> {
+  await db
+    .updateTable('admins')
+    .set({ credential_epoch: sql<number>`credential_epoch + 1` })
+    .where((eb) => ('adminId' in scope ? eb('id', '=', scope.adminId) : eb('school_key', '=', scope.schoolKey)))
     .execute();
 }
 

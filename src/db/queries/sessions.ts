@@ -1,17 +1,66 @@
 import type { Selectable } from 'kysely';
-import type { Db } from '../database.js';
+import { dialectOf, inTransaction, type Db } from '../database.js';
+import { advanceCredentialEpoch } from './admins.js';
 import type { SessionsTable } from '../schema/sessions.js';
 import { storableText } from '../text.js';
 
 export type Session = Selectable<SessionsTable>;
 
-/** Creates a session and its first refresh token. Call it inside a transaction: both or neither. */
-export async function insertSession(db: Db, session: Session, tokenHash: string): Promise<void> {
-  await db.insertInto('sessions').values({ ...session, user_agent: storableText(session.user_agent) }).execute();
+/**
+ * Creates a session and its first refresh token, inside or outside the caller's transaction, only
+ * if the admin may still sign in with the credentials that were checked: same credential epoch,
+ * not disabled, school not suspended. Decided by the insert itself; on PostgreSQL it also waits
+ * for an operator's transaction that holds the admin's row, then sees what it committed.
+ * Returns false, having written nothing, when an operator ended the admin's sessions meanwhile.
+ */
+export function insertSession(db: Db, session: Omit<Session, 'revoked_at' | 'revoke_reason'>, tokenHash: string): Promise<boolean> {
+  return inTransaction(db, async (trx) => {
+    const inserted = await trx
+      .insertInto('sessions')
+      .columns(['id', 'admin_id', 'created_at', 'last_used_at', 'expires_at', 'ip', 'user_agent', 'credential_epoch'])
+      .expression((eb) => {
+        const owner = eb
+          .selectFrom('admins')
+          .innerJoin('schools', 'schools.key', 'admins.school_key')
+          .select([
+            eb.cast<string>(eb.val(session.id), 'text').as('id'),
+            'admins.id as admin_id',
+            eb.cast<number>(eb.val(session.created_at), 'bigint').as('created_at'),
+            eb.cast<number>(eb.val(session.last_used_at), 'bigint').as('last_used_at'),
+            eb.cast<number>(eb.val(session.expires_at), 'bigint').as('expires_at'),
+            eb.cast<string>(eb.val(session.ip), 'text').as('ip'),
+            eb.cast<string>(eb.val(storableText(session.user_agent)), 'text').as('user_agent'),
+            'admins.credential_epoch',
+          ])
+          .where('admins.id', '=', session.admin_id)
+          .where('admins.credential_epoch', '=', session.credential_epoch)
+          .where('admins.disabled_at', 'is', null)
+          .where('schools.suspended_at', 'is', null);
+        return dialectOf(db) === 'postgres' ? owner.forShare() : owner;
+      })
+      .executeTakeFirst();
+    if ((inserted.numInsertedOrUpdatedRows ?? 0n) === 0n) return false;
+    await insertFirstToken(trx, session, tokenHash);
+    return true;
+  });
+}
+
+async function insertFirstToken(db: Db, session: Pick<Session, 'id' | 'created_at'>, tokenHash: string): Promise<void> {
   await db
     .insertInto('refresh_tokens')
     .values({ token_hash: tokenHash, session_id: session.id, created_at: session.created_at, consumed_at: null, successor_sealed: null })
     .execute();
+}
+
+/**
+ * Ends every session of the admins in scope, those being created included: moves their credential
+ * epoch on (a session is alive only at its admin's epoch) and marks the existing ones revoked.
+ */
+export function endAllSessions(db: Db, scope: { adminId: string } | { schoolKey: string }, reason: string, now: number) {
+  return inTransaction(db, async (trx) => {
+    await advanceCredentialEpoch(trx, scope);
+    return revokeSessions(trx, scope, reason, now);
+  });
 }
 
 /**
@@ -26,7 +75,15 @@ export function selectSessionsWithOwner(db: Db) {
 }
 
 /** The columns that decide whether a session is alive. */
-export const LIVENESS_COLUMNS = ['sessions.revoked_at', 'sessions.expires_at', 'sessions.last_used_at', 'admins.disabled_at', 'schools.suspended_at'] as const;
+export const LIVENESS_COLUMNS = [
+  'sessions.revoked_at',
+  'sessions.expires_at',
+  'sessions.last_used_at',
+  'sessions.credential_epoch',
+  'admins.credential_epoch as admin_credential_epoch',
+  'admins.disabled_at',
+  'schools.suspended_at',
+] as const;
 
 /** What /admin/auth/me needs to decide whether a token's session is still alive. */
 export function findSessionStatus(db: Db, sessionId: string) {
@@ -60,7 +117,7 @@ export async function touchSession(db: Db, sessionId: string, now: number): Prom
 export function listSessions(db: Db, filter: { schoolKey: string; usernameKey?: string }) {
   let query = selectSessionsWithOwner(db)
     .selectAll('sessions')
-    .select(['admins.username', 'schools.school_id'])
+    .select(['admins.username', 'schools.school_id', 'admins.credential_epoch as admin_credential_epoch', 'admins.disabled_at', 'schools.suspended_at'])
     .where('admins.school_key', '=', filter.schoolKey)
     .orderBy('sessions.created_at', 'desc')
     .orderBy('sessions.id');

@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 /** A school administrator. `id` is the stable subject of every access token. */
 export interface AdminsTable {
   id: string;
@@ -8,4 +10,6 @@ export interface AdminsTable {
   disabled_at: number | null;
   created_at: number;
   password_changed_at: number;
+  /** Moves on whenever all of the admin's sessions must end (see migration 005). */
+  credential_epoch: Generated<number>;
 }

@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 /** A signed-in session: one per login, ended by expiry or revocation. Times in epoch seconds. */
 export interface SessionsTable {
   id: string;
@@ -9,4 +11,6 @@ export interface SessionsTable {
   revoke_reason: string | null;
   ip: string | null;
   user_agent: string | null;
+  /** The admin's credential_epoch when the session began: alive only while they are equal. */
+  credential_epoch: Generated<number>;
 }
