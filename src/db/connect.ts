@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
@@ -8,6 +8,7 @@ import type { Database } from './database.js';
 import { withNamedStatements } from './postgres-statements.js';
 import { startCheckpointer } from './wal-checkpointer.js';
 import type { DatabaseSchema } from './schema/index.js';
+import { makePrivateFile, prepareDataDir, restrictSqliteFiles } from './file-permissions.js';
 
 export const SQLITE_FILE = 'school-auth.sqlite';
 
@@ -22,7 +23,7 @@ export interface SqliteOptions {
 /** Opens SQLite under DATA_DIR, or PostgreSQL when DATABASE_URL is set. */
 export function connect(config: StorageConfig, sqliteOptions: Omit<SqliteOptions, 'synchronous'> = {}): Database {
   if (config.databaseUrl !== undefined) return connectPostgres(config.databaseUrl, config.database);
-  mkdirSync(config.dataDir, { recursive: true });
+  prepareDataDir(config.dataDir);
   return connectSqlite(join(config.dataDir, SQLITE_FILE), { ...sqliteOptions, synchronous: config.sqliteSynchronous });
 }
 
@@ -31,6 +32,7 @@ const FALLBACK_CHECKPOINT_FRAMES = 20_000;
 
 export function connectSqlite(file: string, options: SqliteOptions = {}): Database {
   const synchronous = options.synchronous ?? 'NORMAL';
+  if (file !== ':memory:') restrictSqliteFiles(file);
   const sqlite = new SQLite(file);
   // WAL lets readers proceed during a write; busy_timeout makes a second process (the CLI) wait
   // for the lock instead of failing at once. In WAL mode, synchronous=NORMAL keeps every committed
@@ -102,6 +104,7 @@ async function withFileLock<T>(lockFile: string, work: () => Promise<T>): Promis
 const lockQueues = new Map<string, Promise<void>>();
 
 async function holdFileLock<T>(lockFile: string, work: () => Promise<T>): Promise<T> {
+  makePrivateFile(lockFile);
   const lock = new SQLite(lockFile);
   try {
     lock.pragma('busy_timeout = 60000');
