@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { OPS_SCHOOL, OPS_USERNAME, REPO_ROOT, cleanupOps, seedWithCli, startServ
 const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOT = join(REPO_ROOT, 'test-output', 'docs.png');
 const PASSWORD = 'docs browser passphrase 7';
+const PACKAGE_VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 const haveChromium = existsSync(CHROMIUM);
 const inCi = process.env.CI === 'true';
@@ -24,7 +25,7 @@ afterEach(async () => {
 
 describe('GET /docs in a real browser', () => {
   it.skipIf(!haveChromium && !inCi)(
-    'lists the contract endpoints and signs in through "Try it out", loading nothing from another host',
+    'shows school-auth with its operations by tag, lists the contract endpoints and signs in through "Try it out", loading nothing from another host',
     async () => {
       if (!haveChromium) throw new Error(`${CHROMIUM} is missing; the docs browser test must run in CI (apt-get install chromium)`);
       const launching = chromium.launch({
@@ -44,6 +45,18 @@ describe('GET /docs in a real browser', () => {
       const landing = await page.goto(`${server.url}/docs`);
       expect(landing?.status()).toBe(200);
       await page.locator('.opblock').first().waitFor({ timeout: 20_000 });
+
+      // Ours, not the framework's: our title and logo, the package's version, the operations by tag.
+      expect(await page.title()).toBe('school-auth API');
+      const logo = page.locator('#swagger-ui .topbar .topbar-wrapper a.link img');
+      await logo.waitFor({ timeout: 10_000 });
+      const logoSvg = Buffer.from((await logo.getAttribute('src'))!.replace(/^data:image\/svg\+xml;base64,/, ''), 'base64').toString('utf8');
+      expect(logoSvg).toContain('school-auth');
+      expect(logoSvg).not.toMatch(/fastify/i);
+      expect((await page.locator('.info .title').innerText()).replace(/\s+/g, ' ')).toMatch(new RegExp(`^school-auth ${PACKAGE_VERSION.replace(/\./g, '\\.')}\\b`));
+      const tags = (await page.locator('.opblock-tag-section .opblock-tag').allInnerTexts()).map((text) => text.split('\n')[0]?.trim());
+      expect(tags).toEqual(['sign-in and tokens', 'sessions', 'keys', 'operations']);
+      expect(requested.some((url) => /\/docs\/(static\/)?(logo\.svg|favicon-\d+x\d+\.png)$/.test(url))).toBe(false);
 
       const summaries = (await page.locator('.opblock-summary').allInnerTexts()).map((text) => text.replace(/\s+/g, ' '));
       expect(summaries.some((text) => /\bPOST \/admin\/auth\/login\b/.test(text))).toBe(true);

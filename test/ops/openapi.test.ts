@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS, LoginBody, RefreshTokenBody } from '../../src/http/schemas.js';
 import { createTestApp, seedAdmin, signIn, type TestApp } from '../helpers/app.js';
+import { REPO_ROOT } from '../helpers/cli-run.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the document is arbitrary JSON */
 type Json = any;
@@ -67,6 +70,42 @@ const ENDPOINTS: ReadonlyArray<[string, string]> = [
   ['get', '/healthz'],
   ['get', '/readyz'],
 ];
+
+const PACKAGE_VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+/** Every operation of the public port, by the tag it is shown under in /docs. */
+const TAGGED: ReadonlyArray<[string, string, string]> = [
+  ['post', '/admin/auth/login', 'sign-in and tokens'],
+  ['post', '/auth/refresh', 'sign-in and tokens'],
+  ['post', '/auth/logout', 'sign-in and tokens'],
+  ['get', '/admin/auth/me', 'sessions'],
+  ['get', '/.well-known/jwks.json', 'keys'],
+  ['get', '/healthz', 'operations'],
+  ['get', '/readyz', 'operations'],
+];
+
+describe('GET /openapi.json: ours', () => {
+  it("takes info.version from package.json and names school-auth", () => {
+    expect(doc.info.version).toBe(PACKAGE_VERSION);
+    expect(doc.info.title).toBe('school-auth');
+  });
+
+  it('declares the tags, each with a description, in the order /docs shows them', () => {
+    expect((doc.tags as Array<{ name: string }>).map((tag) => tag.name)).toEqual(['sign-in and tokens', 'sessions', 'keys', 'operations']);
+    for (const tag of doc.tags) expect(tag.description, tag.name).toEqual(expect.any(String));
+  });
+
+  it('puts every operation under exactly one declared tag, none under "default"', () => {
+    for (const [method, path, tag] of TAGGED) expect(operation(method, path).tags, `${method} ${path}`).toEqual([tag]);
+    const declared = new Set((doc.tags as Array<{ name: string }>).map((tag) => tag.name));
+    for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
+      for (const [method, op] of Object.entries(ops)) {
+        expect(op.tags?.length, `${method} ${path}`).toBe(1);
+        expect(declared.has(op.tags[0]), `${method} ${path}`).toBe(true);
+      }
+    }
+  });
+});
 
 describe('GET /openapi.json', () => {
   it('is an OpenAPI 3.1 document that passes the OpenAPI schema validator', async () => {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { authenticateAccessToken } from '../../auth/current-admin.js';
 import type { AppContext } from '../../context.js';
 import { AppError } from '../../errors.js';
+import { TAG } from '../plugins/docs-tags.js';
 import { ErrorBodies, MeResponse } from '../schemas.js';
 
 /** The bearer token of an Authorization header; anything else is no credential at all. */
@@ -17,6 +18,7 @@ export function registerMeRoute(app: FastifyInstance, deps: AppContext): void {
     {
       schema: {
         summary: 'Who the bearer access token belongs to',
+        tags: [TAG.sessions],
         security: [{ bearerAuth: [] }],
         response: { 200: MeResponse, 401: ErrorBodies.invalidAccessToken, 503: ErrorBodies.unavailable },
       },

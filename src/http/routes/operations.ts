@@ -4,6 +4,7 @@ import type { Database } from '../../db/database.js';
 import { isMigrated } from '../../db/migrate.js';
 import type { SigningKeys } from '../../auth/signing-keys.js';
 import { AppError } from '../../errors.js';
+import { TAG } from '../plugins/docs-tags.js';
 import { ErrorBodies } from '../schemas.js';
 
 const Status = Type.Object({ status: Type.String() });
@@ -17,7 +18,7 @@ export function registerOperationRoutes(app: FastifyInstance, database: Database
   registerHealthRoutes(app, database);
   app.get(
     '/.well-known/jwks.json',
-    { schema: { summary: 'Public keys that verify access tokens', response: { 200: Jwks } } },
+    { schema: { summary: 'Public keys that verify access tokens', tags: [TAG.keys], response: { 200: Jwks } } },
     async (_request, reply) => {
       // Short caching: well under the time a new key waits before it signs (KEY_ACTIVATION_DELAY, 60 s).
       return reply.header('cache-control', 'public, max-age=30').send(await keys.jwks());
@@ -27,11 +28,11 @@ export function registerOperationRoutes(app: FastifyInstance, database: Database
 
 /** Liveness and readiness: on the public port for load balancers, and on the management listener. */
 export function registerHealthRoutes(app: FastifyInstance, database: Database): void {
-  app.get('/healthz', { schema: { summary: 'The process is up', response: { 200: Status } } }, () => ({ status: 'ok' }));
+  app.get('/healthz', { schema: { summary: 'The process is up', tags: [TAG.operations], response: { 200: Status } } }, () => ({ status: 'ok' }));
 
   app.get(
     '/readyz',
-    { schema: { summary: 'The database is reachable and migrated', response: { 200: Status, 503: ErrorBodies.unavailable } } },
+    { schema: { summary: 'The database is reachable and migrated', tags: [TAG.operations], response: { 200: Status, 503: ErrorBodies.unavailable } } },
     async () => {
       const ready = await isMigrated(database).catch((error: unknown) => {
         throw new AppError('UNAVAILABLE', { cause: error });

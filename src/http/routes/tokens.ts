@@ -5,6 +5,7 @@ import { login } from '../../auth/login.js';
 import { logout } from '../../auth/logout.js';
 import { exchangeRefreshToken } from '../../auth/refresh.js';
 import { noStore, requestContext } from '../request-context.js';
+import { TAG } from '../plugins/docs-tags.js';
 import { ErrorBodies, LoginBody, LoginResponse, RefreshResponse, RefreshTokenBody, bodyErrors } from '../schemas.js';
 
 /** The two contract endpoints and logout: parse, call the domain, send. */
@@ -14,6 +15,7 @@ export function registerTokenRoutes(app: FastifyInstance, deps: AppContext): voi
     {
       schema: {
         summary: 'Sign in as a school administrator',
+        tags: [TAG.signIn],
         body: LoginBody,
         response: { 200: LoginResponse, ...bodyErrors({ 401: ErrorBodies.loginRefused, 429: ErrorBodies.throttled }) },
       },
@@ -38,6 +40,7 @@ export function registerTokenRoutes(app: FastifyInstance, deps: AppContext): voi
     {
       schema: {
         summary: 'Exchange a refresh token for a new access token',
+        tags: [TAG.signIn],
         body: RefreshTokenBody,
         response: { 200: RefreshResponse, ...bodyErrors({ 401: ErrorBodies.invalidRefreshToken }) },
       },
@@ -60,6 +63,7 @@ export function registerTokenRoutes(app: FastifyInstance, deps: AppContext): voi
     {
       schema: {
         summary: 'End the session of a refresh token (204 whether or not it was valid)',
+        tags: [TAG.signIn],
         body: RefreshTokenBody,
         response: { 204: { type: 'null', description: 'Session ended, or token unknown' }, ...bodyErrors() },
       },
