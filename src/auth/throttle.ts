@@ -55,7 +55,9 @@ function counterRules(settings: ThrottleConfig, account: string, ip: string, kno
       key: names.ip,
       account: null,
       window: settings.ipWindow,
-      enforce: true,
+      // Other people's failures at a shared address (a school's NAT) never block an admin who
+      // signed in from it before; a first-time account at that address waits for the window.
+      enforce: !knownIp,
       // A fixed window: past the limit, the address waits for the window to end.
       backoff: { count: 'failures', waits: [...new Array<number>(settings.ipFailures).fill(0), settings.ipWindow], from: 'window-start' },
     },
@@ -66,7 +68,8 @@ function counterRules(settings: ThrottleConfig, account: string, ip: string, kno
       // The per-account layer spares IPs that signed in to this account before: an attacker's
       // failures elsewhere cannot lock the real administrator out.
       enforce: !knownIp,
-      lockout: settings.lockoutFailures,
+      // The lockout too stops the attacker, not the admin: it refuses only addresses new to the account.
+      lockout: knownIp ? undefined : settings.lockoutFailures,
       // Windowed failures or consecutive ones, whichever is more: a window that restarts cannot
       // be used to burst past the backoff.
       backoff: { count: 'failures-or-consecutive', waits: exponentialWaits(settings.accountFailures, settings.maxWait), from: 'now' },

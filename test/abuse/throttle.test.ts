@@ -233,6 +233,17 @@ describe.each(TEST_DIALECTS)('login throttling on %s', (dialect) => {
       expect((await attempt(t.app, admin, sprayer)).status).toBe(200);
     });
 
+    it('never blocks an admin at an address they signed in from before: one student behind the NAT locks nobody out', async () => {
+      const t = await open();
+      const admin = await seedAdmin(t.services);
+      const nat = '198.51.100.20';
+      expect((await attempt(t.app, admin, nat)).status).toBe(200);
+      for (let i = 1; i <= 25; i++) await attempt(t.app, { ...admin, username: `made-up-${i}`, password: 'guess' }, nat);
+      expect(outcome(await attempt(t.app, { ...admin, username: 'made-up-26', password: 'guess' }, nat))).toMatchObject({ status: 429 });
+      expect((await attempt(t.app, admin, nat)).status, 'the admin with the right password').toBe(200);
+      expect((await attempt(t.app, wrong(admin), nat)).status, 'a wrong password is still checked and refused').toBe(401);
+    });
+
     it('starts the window at the first failure, not the last', async () => {
       const t = await open();
       const admin = await seedAdmin(t.services);
@@ -261,7 +272,7 @@ describe.each(TEST_DIALECTS)('login throttling on %s', (dialect) => {
       return statuses;
     }
 
-    it('locks after 100 consecutive failures (default), even for the right password from a known IP, until unlock or a new password', async () => {
+    it('locks after 100 consecutive failures (default) for every new IP, never for the admin at a known IP, until unlock or a new password', async () => {
       const t = await open();
       expect(t.config.throttle.lockoutFailures).toBe(100);
       const admin = await seedAdmin(t.services);
@@ -273,12 +284,12 @@ describe.each(TEST_DIALECTS)('login throttling on %s', (dialect) => {
       expect((await failMany(t, admin, 1, 99))[0], 'the 100th failure itself is checked').toBe(401);
 
       const verify = vi.spyOn(t.services.hasher, 'verify');
-      expect(outcome(await attempt(t.app, admin, home)), 'right password, known IP').toEqual(throttled(900));
-      expect(outcome(await attempt(t.app, admin, ipFor(9000, '10.88')))).toEqual(throttled(900));
+      const newIp = ipFor(9000, '10.88');
+      expect(outcome(await attempt(t.app, admin, newIp)), 'right password, new IP').toEqual(throttled(900));
       t.clock.advance(900);
-      expect(outcome(await attempt(t.app, admin, home)), 'after Retry-After').toEqual(throttled(900));
+      expect(outcome(await attempt(t.app, admin, newIp)), 'after Retry-After').toEqual(throttled(900));
       t.clock.advance(7 * DAY);
-      expect(outcome(await attempt(t.app, admin, home)), 'a week later').toEqual(throttled(900));
+      expect(outcome(await attempt(t.app, admin, newIp)), 'a week later').toEqual(throttled(900));
       expect(verify).not.toHaveBeenCalled();
 
       const locked = await events(t, 'account.locked');
@@ -287,12 +298,16 @@ describe.each(TEST_DIALECTS)('login throttling on %s', (dialect) => {
       expect(typeof locked[0]!.admin_id).toBe('string');
 
       await unlockAdmin(t.services, ref);
-      expect((await attempt(t.app, admin, home)).status, 'after admin unlock').toBe(200);
+      expect((await attempt(t.app, admin, newIp)).status, 'after admin unlock').toBe(200);
 
-      // Lock it again; a password change lifts it too.
+      // Locked again: the admin at the IP they signed in from is still let in (the lockout stops
+      // the attacker, not the admin), a new IP is not; a password change lifts the lock too.
       expect(await failMany(t, admin, 100, 100)).toEqual(Array(100).fill(401));
-      expect(outcome(await attempt(t.app, admin, home))).toEqual(throttled(900));
+      expect(outcome(await attempt(t.app, admin, ipFor(9001, '10.88')))).toEqual(throttled(900));
       expect(await events(t, 'account.locked')).toHaveLength(2);
+      expect((await attempt(t.app, admin, home)).status, 'right password, known IP').toBe(200);
+      expect(await failMany(t, admin, 100, 200)).toEqual(Array(100).fill(401));
+      expect(outcome(await attempt(t.app, admin, ipFor(9002, '10.88')))).toEqual(throttled(900));
       const newPassword = 'a completely new passphrase';
       await changePassword(t.services, ref, newPassword);
       expect(outcome(await attempt(t.app, admin, home)), 'old password after the change').toEqual(refused);
@@ -307,11 +322,11 @@ describe.each(TEST_DIALECTS)('login throttling on %s', (dialect) => {
       expect((await attempt(t.app, admin, home)).status, 'a success in between').toBe(200);
       expect(await failMany(t, admin, 9, 100)).toEqual(Array(9).fill(401));
       expect((await attempt(t.app, wrong(admin), ipFor(200, '10.88'))).status, '10th consecutive').toBe(401);
-      expect(outcome(await attempt(t.app, admin, home))).toEqual(throttled(900));
+      expect(outcome(await attempt(t.app, admin, ipFor(201, '10.88'))), 'locked for a new IP').toEqual(throttled(900));
 
       const ghost: Creds = { ...admin, username: 'ghost' };
       expect(await failMany(t, ghost, 10, 300)).toEqual(Array(10).fill(401));
-      expect(outcome(await attempt(t.app, ghost, home))).toEqual(throttled(900));
+      expect(outcome(await attempt(t.app, ghost, ipFor(301, '10.88')))).toEqual(throttled(900));
       const locked = await events(t, 'account.locked');
       expect(locked.map((event) => event.username)).toEqual([admin.username, 'ghost']);
 
