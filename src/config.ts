@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { defaultIssuer, issuerProblem } from './issuer.js';
+import { readKeyEncryptionKey, type KeyEncryptionKey } from './key-encryption-key.js';
 
 export type JwtAlg = 'ES256' | 'EdDSA' | 'RS256';
 export type SqliteSynchronous = 'NORMAL' | 'FULL';
@@ -45,6 +46,8 @@ export interface Config {
   readonly management: { readonly host: string; readonly port: number } | undefined;
   readonly docsEnabled: boolean;
   readonly corsOrigins: readonly string[];
+  /** Encrypts private signing keys at rest (KEY_ENCRYPTION_KEY_FILE); undefined stores them in plaintext. */
+  readonly keyEncryption: KeyEncryptionKey | undefined;
 }
 
 /** Brute-force throttling (DESIGN.md §4); counts are failures, times are seconds. */
@@ -142,6 +145,18 @@ class Reader {
     }
     return entries;
   }
+
+  /** A key file is read once, at start: the key never sits in the environment. */
+  keyFile(name: string): KeyEncryptionKey | undefined {
+    const path = this.optional(name);
+    if (path === undefined) return undefined;
+    const key = readKeyEncryptionKey(name, path);
+    if (typeof key === 'string') {
+      this.problems.push(key);
+      return undefined;
+    }
+    return key;
+  }
 }
 
 /**
@@ -225,6 +240,7 @@ export function loadConfig(env: Env = process.env): Config {
     management: readManagement(read, port),
     docsEnabled: read.bool('DOCS_ENABLED', true),
     corsOrigins: read.origins('CORS_ORIGINS'),
+    keyEncryption: read.keyFile('KEY_ENCRYPTION_KEY_FILE'),
   };
   if (read.problems.length > 0) throw new ConfigError(read.problems);
   return config;

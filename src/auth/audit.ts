@@ -19,7 +19,8 @@ export type EventType =
   | 'school.suspended'
   | 'school.resumed'
   | 'keys.rotated'
-  | 'keys.revoked';
+  | 'keys.revoked'
+  | 'keys.encrypted';
 
 /** Who did it and from where: the request context of an audited action. */
 export interface RequestContext {

@@ -35,7 +35,7 @@ export async function revokeSigningKey(context: RevocationContext, kid: string):
     const now = nowSeconds(clock);
     const revoked = await markSigningKeyRevoked(trx, kid, now);
     if (revoked === undefined) throw new UsageError(`signing key ${kid} is already revoked`);
-    const replacement = target.state === 'active' ? await createSigningKey(trx, revoked.alg as JwtAlg, now, now) : undefined;
+    const replacement = target.state === 'active' ? await createSigningKey(trx, revoked.alg as JwtAlg, now, now, config.keyEncryption) : undefined;
     const detail = replacement === undefined ? `key ${kid} revoked` : `key ${kid} revoked; new key ${replacement.kid} signs now`;
     await recordEvent(trx, clock, CLI_CONTEXT, { type: 'keys.revoked', detail });
     return { revoked, replacement };

@@ -4,7 +4,9 @@ import type { Clock } from '../clock.js';
 import { nowSeconds } from '../clock.js';
 import type { Config, JwtAlg } from '../config.js';
 import type { Db } from '../db/database.js';
+import type { KeyEncryptionKey } from '../key-encryption-key.js';
 import { insertSigningKey, listSigningKeys, type SigningKeyRow } from '../db/queries/signing-keys.js';
+import { checkStoredKeysOpen, openPrivateJwk, sealPrivateJwk } from './key-encryption.js';
 import { scheduleKeys, type ScheduledKey } from './key-schedule.js';
 
 /** Verifiers may run a little behind our clock: keep retired keys published this much longer. */
@@ -30,17 +32,22 @@ interface KeySet {
   readonly jwks: { keys: JWK[] };
 }
 
-type KeyConfig = Pick<Config, 'jwtAlg' | 'accessTokenTtl' | 'keyActivationDelay' | 'keyCacheSeconds'>;
+type KeyConfig = Pick<Config, 'jwtAlg' | 'accessTokenTtl' | 'keyActivationDelay' | 'keyCacheSeconds' | 'keyEncryption'>;
 
-/** Creates a key pair and stores it; it signs from `activeFrom` on. */
-export async function createSigningKey(db: Db, alg: JwtAlg, now: number, activeFrom: number): Promise<SigningKeyRow> {
+/**
+ * Creates a key pair and stores it, encrypted under `encryption` when given; it signs from
+ * `activeFrom` on. Refused when the stored keys do not all open with `encryption`: a shell with
+ * another key file, or none, must not add a key the server cannot read or one left in plaintext.
+ */
+export async function createSigningKey(db: Db, alg: JwtAlg, now: number, activeFrom: number, encryption?: KeyEncryptionKey): Promise<SigningKeyRow> {
+  checkStoredKeysOpen(await listSigningKeys(db), encryption);
   const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true, modulusLength: 2048 });
   const publicJwk = await exportJWK(publicKey);
   const kid = await calculateJwkThumbprint(publicJwk);
   const row: SigningKeyRow = {
     kid,
     alg,
-    private_jwk: JSON.stringify(await exportJWK(privateKey)),
+    private_jwk: sealPrivateJwk(JSON.stringify(await exportJWK(privateKey)), kid, encryption),
     public_jwk: JSON.stringify({ ...publicJwk, kid, alg, use: 'sig' }),
     created_at: now,
     active_from: activeFrom,
@@ -71,12 +78,17 @@ export class SigningKeys {
     private readonly clock: Clock,
   ) {}
 
-  /** Makes sure a key of the configured algorithm signs: creates one on first start. */
+  /**
+   * Makes sure a key of the configured algorithm signs: creates one on first start. The server
+   * refuses to start, naming KEY_ENCRYPTION_KEY_FILE, when a stored key does not open with it,
+   * rather than failing each request that signs.
+   */
   async ensureKey(): Promise<void> {
     const now = nowSeconds(this.clock);
     const scheduled = await describeSigningKeys(this.db, this.config, this.clock);
+    checkStoredKeysOpen(scheduled.map(({ row }) => row), this.config.keyEncryption);
     const usable = scheduled.some(({ row, state }) => row.alg === this.config.jwtAlg && (state === 'active' || state === 'pending'));
-    if (!usable) await createSigningKey(this.db, this.config.jwtAlg, now, now);
+    if (!usable) await createSigningKey(this.db, this.config.jwtAlg, now, now, this.config.keyEncryption);
     this.current = undefined;
   }
 
@@ -117,7 +129,8 @@ export class SigningKeys {
       jwks.push(publicJwk);
       published.set(row.kid, { kid: row.kid, alg: row.alg, key: await importJWK(publicJwk, row.alg) });
     }
-    const privateKey = createPrivateKey({ key: JSON.parse(active.row.private_jwk) as JsonWebKey, format: 'jwk' });
+    const privateJwk = openPrivateJwk(active.row.private_jwk, active.row.kid, this.config.keyEncryption);
+    const privateKey = createPrivateKey({ key: JSON.parse(privateJwk) as JsonWebKey, format: 'jwk' });
     return {
       loadedAt: this.clock.now(),
       signer: { kid: active.row.kid, alg: active.row.alg, privateKey },
