@@ -9,7 +9,8 @@ import type { AppContext } from '../context.js';
 import { canonicalKey } from './identity.js';
 import { checkNewPassword } from './passwords.js';
 import { checkIdentifier, requireSchool } from './schools.js';
-import { accountOf, unlockAccount } from './throttle.js';
+import { accountOf } from './throttle-rules.js';
+import { unlockAccount } from './throttle.js';
 
 export const MAX_USERNAME_LENGTH = 256;
 

@@ -8,7 +8,8 @@ import { aboutAdmin, recordEvent, type RequestContext } from './audit.js';
 import type { AppContext } from '../context.js';
 import { canonicalKey } from './identity.js';
 import { generateRefreshToken, hashRefreshToken } from './refresh-token.js';
-import { accountOf, lockedByThisFailure, releaseLoginAttempt, reserveLoginAttempt, settleLoginSuccess } from './throttle.js';
+import { accountOf } from './throttle-rules.js';
+import { lockedByThisFailure, releaseLoginAttempt, reserveLoginAttempt, settleLoginSuccess } from './throttle.js';
 
 export interface Credentials {
   readonly schoolId: string;
@@ -38,7 +39,9 @@ export async function login(deps: AppContext, credentials: Credentials, context:
   const audit = { schoolId: schoolKey, username: credentials.username };
   const reservation = await reserveLoginAttempt(deps, account, ip);
   if (!reservation.granted) {
-    await recordEvent(deps.db, deps.clock, context, { type: 'login.throttled', ...audit, detail: `retry after ${reservation.wait}s` });
+    if (reservation.firstRefusal) {
+      await recordEvent(deps.db, deps.clock, context, { type: 'login.throttled', ...audit, detail: `retry after ${reservation.wait}s` });
+    }
     throw new AppError('LOGIN_THROTTLED', { headers: { 'retry-after': String(reservation.wait) } });
   }
   const { admin, passwordMatches } = await checkCredentials(deps, schoolKey, usernameKey, credentials.password).catch(async (error: unknown) => {

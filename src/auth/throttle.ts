@@ -2,7 +2,9 @@ import type { Clock } from '../clock.js';
 import { nowSeconds } from '../clock.js';
 import type { ThrottleConfig } from '../config.js';
 import type { Db } from '../db/database.js';
+import { counterRules, keys } from './throttle-rules.js';
 import {
+  countRefusal,
   deleteAccountCounters,
   deleteCounters,
   findCounters,
@@ -15,67 +17,10 @@ import {
 
 type Deps = { readonly db: Db; readonly clock: Clock; readonly config: { readonly throttle: ThrottleConfig } };
 
-export type Reservation = { readonly granted: true; readonly consecutive: number } | { readonly granted: false; readonly wait: number };
-
-/**
- * The account a login attempt is for, whether or not it exists: unknown accounts are counted and
- * throttled exactly like real ones, so a 429 tells an attacker nothing.
- */
-export function accountOf(schoolKey: string, usernameKey: string): string {
-  return JSON.stringify([schoolKey, usernameKey]);
-}
-
-function keys(account: string, ip: string) {
-  return { accountIp: `account-ip:${account}:${ip}`, ip: `ip:${ip}`, account: `account:${account}` };
-}
-
-/**
- * The waits after each failure: none while `free` failures are unused, then 1, 2, 4... seconds,
- * capped at `cap` (index n is the n-th failure).
- */
-export function exponentialWaits(free: number, cap: number): number[] {
-  const waits = new Array<number>(free).fill(0);
-  for (let wait = 1; wait < cap; wait *= 2) waits.push(wait);
-  waits.push(cap);
-  return waits;
-}
-
-/** The three counters one attempt is checked against and counted in, always in this order. */
-function counterRules(settings: ThrottleConfig, account: string, ip: string, knownIp: boolean): CounterRule[] {
-  const names = keys(account, ip);
-  return [
-    {
-      key: names.accountIp,
-      account,
-      window: settings.accountIpWindow,
-      enforce: true,
-      backoff: { count: 'failures', waits: exponentialWaits(settings.accountIpFreeFailures, settings.maxWait), from: 'now' },
-    },
-    {
-      key: names.ip,
-      account: null,
-      window: settings.ipWindow,
-      // Other people's failures at a shared address (a school's NAT) never block an admin who
-      // signed in from it before; a first-time account at that address waits for the window.
-      enforce: !knownIp,
-      // A fixed window: past the limit, the address waits for the window to end.
-      backoff: { count: 'failures', waits: [...new Array<number>(settings.ipFailures).fill(0), settings.ipWindow], from: 'window-start' },
-    },
-    {
-      key: names.account,
-      account,
-      window: settings.accountWindow,
-      // The per-account layer spares IPs that signed in to this account before: an attacker's
-      // failures elsewhere cannot lock the real administrator out.
-      enforce: !knownIp,
-      // The lockout too stops the attacker, not the admin: it refuses only addresses new to the account.
-      lockout: knownIp ? undefined : settings.lockoutFailures,
-      // Windowed failures or consecutive ones, whichever is more: a window that restarts cannot
-      // be used to burst past the backoff.
-      backoff: { count: 'failures-or-consecutive', waits: exponentialWaits(settings.accountFailures, settings.maxWait), from: 'now' },
-    },
-  ];
-}
+export type Reservation =
+  | { readonly granted: true; readonly consecutive: number }
+  /** `firstRefusal`: the first refused attempt of this block, the one the audit trail records. */
+  | { readonly granted: false; readonly wait: number; readonly firstRefusal: boolean };
 
 class Refused extends Error {}
 
@@ -103,19 +48,25 @@ export async function reserveLoginAttempt(deps: Deps, account: string, ip: strin
   } catch (error) {
     if (!(error instanceof Refused)) throw error;
   }
-  return { granted: false, wait: await waitSeconds(deps.db, rules, now, settings) };
+  const { wait, key } = await longestBlock(deps.db, rules, now, settings);
+  // Refusals are counted on the blocking counter, not recorded one by one: a throttled request
+  // writes no new row, and the audit trail gets one event per block.
+  const refused = key === undefined ? 1 : await countRefusal(deps.db, key);
+  return { granted: false, wait, firstRefusal: refused <= 1 };
 }
 
-/** How long a refused attempt must wait: the latest block among the layers it is subject to. */
-async function waitSeconds(db: Db, rules: readonly CounterRule[], now: number, settings: ThrottleConfig): Promise<number> {
+/** How long a refused attempt must wait (the latest block among its layers), and which counter blocks it. */
+async function longestBlock(db: Db, rules: readonly CounterRule[], now: number, settings: ThrottleConfig) {
   const rows = new Map((await findCounters(db, rules.map((rule) => rule.key))).map((row) => [row.key, row]));
-  const waits = rules.map((rule) => {
+  let longest: { wait: number; key: string | undefined } = { wait: 1, key: undefined };
+  for (const rule of rules) {
     const row = rows.get(rule.key);
-    if (row === undefined) return 0;
-    if (rule.lockout !== undefined && row.consecutive >= rule.lockout) return settings.maxWait;
-    return rule.enforce ? row.blocked_until - now : 0;
-  });
-  return Math.max(1, ...waits);
+    if (row === undefined) continue;
+    const locked = rule.lockout !== undefined && row.consecutive >= rule.lockout;
+    const wait = locked ? settings.maxWait : rule.enforce ? row.blocked_until - now : 0;
+    if (wait >= longest.wait) longest = { wait, key: rule.key };
+  }
+  return longest;
 }
 
 /** A success clears the account's counters for this IP and across IPs, and remembers the IP. */

@@ -5,6 +5,7 @@ import { loginThrottling } from './migrations/002-login-throttling.js';
 import { throttleBlockedUntil } from './migrations/003-throttle-blocked-until.js';
 import { signingKeyRevocation } from './migrations/004-signing-key-revocation.js';
 import { credentialEpoch } from './migrations/005-credential-epoch.js';
+import { throttleRefusals } from './migrations/006-throttle-refusals.js';
 
 /** Every migration, in order. Names are permanent once released. */
 const migrations: Record<string, Migration> = {
@@ -13,6 +14,7 @@ const migrations: Record<string, Migration> = {
   '003-throttle-blocked-until': throttleBlockedUntil,
   '004-signing-key-revocation': signingKeyRevocation,
   '005-credential-epoch': credentialEpoch,
+  '006-throttle-refusals': throttleRefusals,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

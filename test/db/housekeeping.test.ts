@@ -1,3 +1,5 @@
+import { canonicalKey } from '../../src/auth/identity.js';
+import { accountOf, keys } from '../../src/auth/throttle-rules.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { prune } from '../../src/auth/housekeeping.js';
 import { createTestApp, postJson, seedAdmin, signIn, type TestApp } from '../helpers/app.js';
@@ -48,7 +50,8 @@ describe.each(TEST_DIALECTS)('prune on %s', (dialect) => {
     const admin = await seedAdmin(t.services);
     await postJson(t.app, '/admin/auth/login', { school_id: admin.schoolId, username: admin.username, password: 'not the password' });
     expect(await count('throttle_counters')).toBe(3);
-    await t.services.db.updateTable('throttle_counters').set({ consecutive: 100 }).where('key', 'like', 'account:%').execute();
+    const account = keys(accountOf(canonicalKey(admin.schoolId), canonicalKey(admin.username)), '127.0.0.1').account;
+    await t.services.db.updateTable('throttle_counters').set({ consecutive: 100 }).where('key', '=', account).execute();
     t.clock.advance(31 * 86_400);
     expect((await prune(t.services, { sessionDays: 7 })).counters).toBe(2);
     expect(await count('throttle_counters')).toBe(1);

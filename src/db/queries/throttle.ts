@@ -76,6 +76,7 @@ export async function reserveAttempt(db: Db, rule: CounterRule, now: number): Pr
       last_failure_at: now,
       consecutive: 1,
       blocked_until: blockedUntilSql(rule.backoff, first, now),
+      refused: 0,
     })
     .onConflict((conflict) =>
       conflict
@@ -86,6 +87,7 @@ export async function reserveAttempt(db: Db, rule: CounterRule, now: number): Pr
           last_failure_at: now,
           consecutive,
           blocked_until: blockedUntilSql(rule.backoff, { failures, consecutive, windowStart }, now),
+          refused: 0,
         })
         .where((eb) => {
           const conditions = [];
@@ -97,6 +99,17 @@ export async function reserveAttempt(db: Db, rule: CounterRule, now: number): Pr
     .returning('consecutive')
     .executeTakeFirst();
   return row;
+}
+
+/** Counts a refused attempt on the counter that blocked it; returns the refusals of this block so far. */
+export async function countRefusal(db: Db, key: string): Promise<number> {
+  const row = await db
+    .updateTable('throttle_counters')
+    .set({ refused: sql<number>`refused + 1` })
+    .where('key', '=', key)
+    .returning('refused')
+    .executeTakeFirst();
+  return row?.refused ?? 0;
 }
 
 export function findCounters(db: Db, keys: readonly string[]): Promise<ThrottleCounter[]> {
