@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
 import { CLI_CONTEXT, recordEvent } from '../../auth/audit.js';
+import { encryptStoredSigningKeys } from '../../auth/key-encryption-upgrade.js';
 import { revokeSigningKey } from '../../auth/key-revocation.js';
 import { createSigningKey, describeSigningKeys } from '../../auth/signing-keys.js';
 import { nowSeconds } from '../../clock.js';
 import { isoSeconds, printRows } from '../output.js';
+import { count } from '../plural.js';
 import { say, withServices } from '../run.js';
 
 export function registerKeyCommands(program: Command): void {
@@ -33,7 +35,7 @@ export function registerKeyCommands(program: Command): void {
     .action(() =>
       withServices(async ({ db, config, clock }) => {
         const now = nowSeconds(clock);
-        const created = await createSigningKey(db, config.jwtAlg, now, now + config.keyActivationDelay);
+        const created = await createSigningKey(db, config.jwtAlg, now, now + config.keyActivationDelay, config.keyEncryption);
         await recordEvent(db, clock, CLI_CONTEXT, { type: 'keys.rotated', detail: `new key ${created.kid} signs from ${isoSeconds(created.active_from)}` });
         say(
           `new ${created.alg} key ${created.kid} published; it signs from ${isoSeconds(created.active_from)}. ` +
@@ -53,6 +55,21 @@ export function registerKeyCommands(program: Command): void {
           `key ${kid} revoked: every instance stops signing with it, accepting its tokens and publishing it ` +
             `within KEY_CACHE_SECONDS (${context.config.keyCacheSeconds} s).${next}`,
         );
+      }),
+    );
+
+  keys
+    .command('encrypt')
+    .description('encrypt the private keys still stored in plaintext under KEY_ENCRYPTION_KEY_FILE (safe to run again)')
+    .action(() =>
+      withServices(async (context) => {
+        const { encrypted, alreadyEncrypted } = await encryptStoredSigningKeys(context);
+        const file = context.config.keyEncryption?.file ?? '';
+        if (encrypted.length === 0) {
+          say(`nothing to do: ${count(alreadyEncrypted, 'signing key')} already encrypted under ${file}`);
+          return;
+        }
+        say(`encrypted ${count(encrypted.length, 'signing key')} under ${file}: ${encrypted.join(', ')}. Every instance must now start with this KEY_ENCRYPTION_KEY_FILE.`);
       }),
     );
 }
