@@ -9,6 +9,8 @@ import { registerMetrics } from './http/plugins/metrics.js';
 import { registerOpenApi } from './http/plugins/openapi.js';
 import { registerMeRoute } from './http/routes/me.js';
 import { registerOperationRoutes } from './http/routes/operations.js';
+import { registerPasswordRoute } from './http/routes/password.js';
+import { registerSessionRoutes } from './http/routes/sessions.js';
 import { registerRequestLifecycle } from './http/request-lifecycle.js';
 import { registerTokenRoutes } from './http/routes/tokens.js';
 import { fastapiValidatorCompiler } from './http/body/validator.js';
@@ -61,6 +63,8 @@ export async function buildApp(deps: AppContext): Promise<FastifyInstance> {
 
   registerTokenRoutes(app, deps);
   registerMeRoute(app, deps);
+  registerSessionRoutes(app, deps);
+  registerPasswordRoute(app, deps);
   registerOperationRoutes(app, deps.database, deps.keys);
   await app.ready();
   return app;

@@ -15,6 +15,8 @@ export const catalogue = {
     detail: 'Could not validate credentials',
     headers: { 'www-authenticate': 'Bearer' },
   },
+  INCORRECT_PASSWORD: { status: 401, detail: 'Incorrect password', headers: { 'www-authenticate': 'Bearer' } },
+  INVALID_CURSOR: { status: 400, detail: 'Invalid cursor', headers: {} },
   BODY_UNPARSABLE: { status: 400, detail: 'There was an error parsing the body', headers: {} },
   NOT_FOUND: { status: 404, detail: 'Not Found', headers: {} },
   BODY_TOO_LARGE: { status: 413, detail: 'Request body too large', headers: {} },

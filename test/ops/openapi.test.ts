@@ -66,6 +66,10 @@ const ENDPOINTS: ReadonlyArray<[string, string]> = [
   ['post', '/auth/refresh'],
   ['post', '/auth/logout'],
   ['get', '/admin/auth/me'],
+  ['get', '/admin/auth/sessions'],
+  ['delete', '/admin/auth/sessions/{session_id}'],
+  ['post', '/admin/auth/sessions/revoke-others'],
+  ['post', '/admin/auth/password'],
   ['get', '/.well-known/jwks.json'],
   ['get', '/healthz'],
   ['get', '/readyz'],
@@ -79,6 +83,10 @@ const TAGGED: ReadonlyArray<[string, string, string]> = [
   ['post', '/auth/refresh', 'sign-in and tokens'],
   ['post', '/auth/logout', 'sign-in and tokens'],
   ['get', '/admin/auth/me', 'sessions'],
+  ['get', '/admin/auth/sessions', 'sessions'],
+  ['delete', '/admin/auth/sessions/{session_id}', 'sessions'],
+  ['post', '/admin/auth/sessions/revoke-others', 'sessions'],
+  ['post', '/admin/auth/password', 'sessions'],
   ['get', '/.well-known/jwks.json', 'keys'],
   ['get', '/healthz', 'operations'],
   ['get', '/readyz', 'operations'],
@@ -190,7 +198,7 @@ describe('GET /openapi.json', () => {
   });
 
   it('describes the 422 validation body: detail is an array of {type, loc, msg, input} items', () => {
-    for (const [, path] of ENDPOINTS.filter(([method]) => method === 'post')) {
+    for (const [, path] of ENDPOINTS.filter(([method, path]) => method === 'post' && !path.endsWith('/revoke-others'))) {
       const body = responseSchema('post', path, 422);
       expect(body.required).toContain('detail');
       const detail = deref(body.properties.detail);
@@ -210,6 +218,10 @@ describe('GET /openapi.json', () => {
     ['post', '/auth/refresh', [400, 401, 413, 422, 503]],
     ['post', '/auth/logout', [400, 413, 422, 503]],
     ['get', '/admin/auth/me', [401, 503]],
+    ['get', '/admin/auth/sessions', [401, 503]],
+    ['delete', '/admin/auth/sessions/{session_id}', [401, 404, 503]],
+    ['post', '/admin/auth/sessions/revoke-others', [401, 503]],
+    ['post', '/admin/auth/password', [400, 401, 413, 422, 429, 503]],
     ['get', '/readyz', [503]],
   ] as const)('describes every error body of %s %s as JSON with a detail member', (method, path, statuses) => {
     for (const status of statuses) {
@@ -228,8 +240,14 @@ describe('GET /openapi.json', () => {
     expect(example(503)).toContain('Service temporarily unavailable');
   });
 
-  it('protects /admin/auth/me with an HTTP bearer security scheme, and only that endpoint', () => {
-    const me = operation('get', '/admin/auth/me');
+  it.each([
+    ['get', '/admin/auth/me'],
+    ['get', '/admin/auth/sessions'],
+    ['delete', '/admin/auth/sessions/{session_id}'],
+    ['post', '/admin/auth/sessions/revoke-others'],
+    ['post', '/admin/auth/password'],
+  ])('protects %s %s with an HTTP bearer security scheme; login has none', (method, path) => {
+    const me = operation(method, path);
     expect(me.security).toBeInstanceOf(Array);
     const names = (me.security as Array<Record<string, unknown>>).flatMap((requirement) => Object.keys(requirement));
     expect(names.length).toBeGreaterThan(0);

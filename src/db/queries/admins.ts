@@ -24,6 +24,17 @@ export async function findAdminForLogin(db: Db, schoolKey: string, usernameKey: 
     .executeTakeFirst();
 }
 
+/** The admin behind an access token's `sub`, with the same school columns as for login. */
+export function findAdminById(db: Db, adminId: string): Promise<AdminForLogin | undefined> {
+  return db
+    .selectFrom('admins')
+    .innerJoin('schools', 'schools.key', 'admins.school_key')
+    .selectAll('admins')
+    .select(['schools.school_id', 'schools.suspended_at as school_suspended_at'])
+    .where('admins.id', '=', adminId)
+    .executeTakeFirst();
+}
+
 export async function insertAdmin(db: Db, admin: Insertable<AdminsTable>): Promise<boolean> {
   const result = await db
     .insertInto('admins')

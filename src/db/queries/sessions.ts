@@ -90,8 +90,15 @@ export function findSessionStatus(db: Db, sessionId: string) {
   return selectSessionsWithOwner(db).select(LIVENESS_COLUMNS).where('sessions.id', '=', sessionId).executeTakeFirst();
 }
 
-/** Which sessions a revocation ends: one, one admin's, one school's, or the one a refresh token belongs to. */
-export type RevokeScope = { sessionId: string } | { adminId: string } | { schoolKey: string } | { refreshTokenHash: string };
+/**
+ * Which sessions a revocation ends: one (only if it is that admin's, when `adminId` is given), one
+ * admin's (all but `exceptSessionId`, when given), one school's, or the one a refresh token belongs to.
+ */
+export type RevokeScope =
+  | { sessionId: string; adminId?: string }
+  | { adminId: string; exceptSessionId?: string }
+  | { schoolKey: string }
+  | { refreshTokenHash: string };
 
 /** Ends every live session in `scope` in one statement; returns the sessions it ended. */
 export function revokeSessions(db: Db, scope: RevokeScope, reason: string, now: number): Promise<{ id: string; admin_id: string }[]> {
@@ -99,8 +106,13 @@ export function revokeSessions(db: Db, scope: RevokeScope, reason: string, now: 
     .updateTable('sessions')
     .set({ revoked_at: now, revoke_reason: reason })
     .where((eb) => {
-      if ('sessionId' in scope) return eb('id', '=', scope.sessionId);
-      if ('adminId' in scope) return eb('admin_id', '=', scope.adminId);
+      if ('sessionId' in scope) {
+        return scope.adminId === undefined ? eb('id', '=', scope.sessionId) : eb.and([eb('id', '=', scope.sessionId), eb('admin_id', '=', scope.adminId)]);
+      }
+      if ('adminId' in scope) {
+        const ofAdmin = eb('admin_id', '=', scope.adminId);
+        return scope.exceptSessionId === undefined ? ofAdmin : eb.and([ofAdmin, eb('id', '<>', scope.exceptSessionId)]);
+      }
       if ('schoolKey' in scope) return eb('admin_id', 'in', eb.selectFrom('admins').select('id').where('school_key', '=', scope.schoolKey));
       return eb('id', '=', eb.selectFrom('refresh_tokens').select('session_id').where('token_hash', '=', scope.refreshTokenHash));
     })

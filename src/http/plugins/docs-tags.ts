@@ -16,7 +16,11 @@ export const OPENAPI_TAGS = [
       'Sign in with a school id, a username and a password; exchange the refresh token for new access tokens; sign out. ' +
       'The two operations of the original contract are here.',
   },
-  { name: TAG.sessions, description: 'What a bearer access token stands for, checked against its session.' },
+  {
+    name: TAG.sessions,
+    description:
+      'What a bearer access token stands for, checked against its session; your own sessions and password (Authorize with the access token).',
+  },
   { name: TAG.keys, description: 'The public keys that verify access tokens, for the platform’s other services.' },
   {
     name: TAG.operations,
