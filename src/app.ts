@@ -10,6 +10,7 @@ import { registerOpenApi } from './http/plugins/openapi.js';
 import { registerMeRoute } from './http/routes/me.js';
 import { registerOperationRoutes } from './http/routes/operations.js';
 import { registerPasswordRoute } from './http/routes/password.js';
+import { registerRevocationRoute } from './http/routes/revocations.js';
 import { registerSessionRoutes } from './http/routes/sessions.js';
 import { registerRequestLifecycle } from './http/request-lifecycle.js';
 import { registerTokenRoutes } from './http/routes/tokens.js';
@@ -65,6 +66,7 @@ export async function buildApp(deps: AppContext): Promise<FastifyInstance> {
   registerMeRoute(app, deps);
   registerSessionRoutes(app, deps);
   registerPasswordRoute(app, deps);
+  registerRevocationRoute(app, deps);
   registerOperationRoutes(app, deps.database, deps.keys);
   await app.ready();
   return app;

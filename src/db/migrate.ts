@@ -6,6 +6,7 @@ import { throttleBlockedUntil } from './migrations/003-throttle-blocked-until.js
 import { signingKeyRevocation } from './migrations/004-signing-key-revocation.js';
 import { credentialEpoch } from './migrations/005-credential-epoch.js';
 import { throttleRefusals } from './migrations/006-throttle-refusals.js';
+import { sessionRevocationIndex } from './migrations/007-session-revocation-index.js';
 
 /** Every migration, in order. Names are permanent once released. */
 const migrations: Record<string, Migration> = {
@@ -15,6 +16,7 @@ const migrations: Record<string, Migration> = {
   '004-signing-key-revocation': signingKeyRevocation,
   '005-credential-epoch': credentialEpoch,
   '006-throttle-refusals': throttleRefusals,
+  '007-session-revocation-index': sessionRevocationIndex,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

@@ -70,6 +70,7 @@ const ENDPOINTS: ReadonlyArray<[string, string]> = [
   ['delete', '/admin/auth/sessions/{session_id}'],
   ['post', '/admin/auth/sessions/revoke-others'],
   ['post', '/admin/auth/password'],
+  ['get', '/auth/revocations'],
   ['get', '/.well-known/jwks.json'],
   ['get', '/healthz'],
   ['get', '/readyz'],
@@ -87,6 +88,7 @@ const TAGGED: ReadonlyArray<[string, string, string]> = [
   ['delete', '/admin/auth/sessions/{session_id}', 'sessions'],
   ['post', '/admin/auth/sessions/revoke-others', 'sessions'],
   ['post', '/admin/auth/password', 'sessions'],
+  ['get', '/auth/revocations', 'keys'],
   ['get', '/.well-known/jwks.json', 'keys'],
   ['get', '/healthz', 'operations'],
   ['get', '/readyz', 'operations'],
@@ -222,6 +224,7 @@ describe('GET /openapi.json', () => {
     ['delete', '/admin/auth/sessions/{session_id}', [401, 404, 503]],
     ['post', '/admin/auth/sessions/revoke-others', [401, 503]],
     ['post', '/admin/auth/password', [400, 401, 413, 422, 429, 503]],
+    ['get', '/auth/revocations', [400, 503]],
     ['get', '/readyz', [503]],
   ] as const)('describes every error body of %s %s as JSON with a detail member', (method, path, statuses) => {
     for (const status of statuses) {

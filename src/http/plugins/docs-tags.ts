@@ -21,7 +21,10 @@ export const OPENAPI_TAGS = [
     description:
       'What a bearer access token stands for, checked against its session; your own sessions and password (Authorize with the access token).',
   },
-  { name: TAG.keys, description: 'The public keys that verify access tokens, for the platform’s other services.' },
+  {
+    name: TAG.keys,
+    description: 'The public keys that verify access tokens, and the sessions whose tokens must be refused, for the platform’s other services.',
+  },
   {
     name: TAG.operations,
     description: 'Liveness and readiness for load balancers. Metrics are served on the management listener (MANAGEMENT_PORT), not here.',
