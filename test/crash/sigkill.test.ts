@@ -10,14 +10,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { postJsonTo } from '../helpers/abuse-http.js';
+import { runCli, type CliResult } from '../helpers/cli-run.js';
 import { TEST_DIALECTS, createPostgresDatabase } from '../helpers/database.js';
-import { freePort, postJsonTo } from '../helpers/abuse-http.js';
-import { ServiceProcess, cli, requireBuild } from '../helpers/abuse-process.js';
+import { ServerProcess, freePort } from '../helpers/server-process.js';
 
 const PASSWORD = 'correct horse battery staple';
 const SCHOOL = 'lincoln-high';
 const USERNAME = 'alice';
+
+/** Runs one CLI command to its end (stdin: `input`, then closed). */
+function cli(args: readonly string[], env: Record<string, string>, cwd: string, input = ''): Promise<CliResult> {
+  return runCli(args, { env, cwd, input, timeoutMs: 30_000 });
+}
 
 interface Session {
   /** The newest refresh token the server answered 200 with for this session. */
@@ -75,7 +81,6 @@ const variants = TEST_DIALECTS.flatMap((dialect) => (['off', 'on'] as const).map
 
 describe.each(variants)('SIGKILL under load ($dialect, REFRESH_TOKEN_ROTATION=$rotation)', ({ dialect, rotation }) => {
   const cleanups: (() => Promise<void>)[] = [];
-  beforeAll(() => requireBuild());
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
   });
@@ -110,9 +115,9 @@ describe.each(variants)('SIGKILL under load ($dialect, REFRESH_TOKEN_ROTATION=$r
     const admin = await cli(['admin', 'add', '--school', SCHOOL, '--username', USERNAME, '--password-stdin'], env, root, `${PASSWORD}\n`);
     expect(admin.code, admin.stderr).toBe(0);
 
-    const first = ServiceProcess.start(env, root);
+    const first = ServerProcess.start({ cwd: root, env });
     cleanups.push(async () => void (await first.stop('SIGKILL')));
-    await first.waitHealthy(port);
+    await first.waitHealthy(`http://127.0.0.1:${port}`);
 
     // Load: workers each own their sessions; a session's token is only replaced by a 200.
     const sessions: Session[] = [];
@@ -166,9 +171,9 @@ describe.each(variants)('SIGKILL under load ($dialect, REFRESH_TOKEN_ROTATION=$r
     expect(stats.refreshes).toBeGreaterThanOrEqual(30);
     if (rotation === 'on') expect(stats.rotated).toBeGreaterThan(0);
 
-    const second = ServiceProcess.start(env, root);
+    const second = ServerProcess.start({ cwd: root, env });
     cleanups.push(async () => void (await second.stop('SIGKILL')));
-    await second.waitHealthy(port);
+    await second.waitHealthy(`http://127.0.0.1:${port}`);
 
     const lost: string[] = [];
     for (const [index, session] of sessions.entries()) {

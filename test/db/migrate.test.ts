@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { connectPostgres, connectSqlite } from '../../src/db/connect.js';
 import type { Database } from '../../src/db/database.js';
 import { LATEST_MIGRATION, isMigrated, migrateToLatest } from '../../src/db/migrate.js';
+import { REPO_ROOT, runCli } from '../helpers/cli-run.js';
 import { TEST_DIALECTS, createPostgresDatabase, createTestDatabase } from '../helpers/database.js';
-import { REPO } from '../scale/server-process.js';
 
 describe.each(TEST_DIALECTS)('migrations on %s', (dialect) => {
   it('reports an empty database as not migrated, then as migrated', async () => {
@@ -58,14 +57,10 @@ describe('migrations started by two connections on one SQLite file', () => {
 describe('migrations started by two processes on one SQLite file', () => {
   it('are applied exactly once while the other process waits', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'school-auth-migrate-'));
-    const run = () =>
-      new Promise<{ code: number | null; out: string }>((resolve) => {
-        const child = spawn(process.execPath, [join(REPO, 'dist', 'cli', 'main.js'), 'migrate'], { env: { ...process.env, DATA_DIR: dataDir } });
-        let out = '';
-        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-        child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
-        child.on('exit', (code) => resolve({ code, out }));
-      });
+    const run = async () => {
+      const result = await runCli(['migrate'], { cwd: REPO_ROOT, env: { DATA_DIR: dataDir } });
+      return { code: result.code, out: result.stdout + result.stderr };
+    };
     try {
       const results = await Promise.all([run(), run(), run()]);
       expect(results.map((result) => result.code)).toEqual([0, 0, 0]);

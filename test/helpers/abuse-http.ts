@@ -1,9 +1,9 @@
 /**
- * Real-socket helpers for the abuse and crash tests: plain HTTP requests with node:http, raw bytes
- * with node:net, and a free TCP port.
+ * Real-socket helpers for the abuse and crash tests: plain HTTP requests with node:http and raw
+ * bytes with node:net.
  */
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 
 export interface HttpAnswer {
   readonly status: number;
@@ -106,17 +106,4 @@ function parseResponse(bytes: Buffer): Omit<RawResponse, 'elapsedMs'> | undefine
   const body = bytes.subarray(end + 4);
   if (length === undefined || body.length < Number(length)) return undefined;
   return { status, head, body: body.subarray(0, Number(length)).toString('utf8') };
-}
-
-/** A TCP port that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -1,21 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI_MAIN, childEnv as serviceEnv, runCli as runCliProcess, type CliResult } from './cli-run.js';
-import { freePort } from './server-process.js';
+import { runCli as runCliProcess, type CliResult } from './cli-run.js';
+import { freePort, serveOnFreePort, type Exit } from './server-process.js';
 
 /**
  * Operations tests drive the REAL compiled service (`npm run build` first): `node dist/cli/main.js`
  * as child processes, each with its own temporary working directory and SQLite DATA_DIR.
  */
 export { CLI_MAIN, REPO_ROOT, childEnv as serviceEnv } from './cli-run.js';
-export { freePort } from './server-process.js';
-
-export function assertBuilt(): void {
-  if (!existsSync(CLI_MAIN)) throw new Error(`${CLI_MAIN} is missing: run \`npm run build\` before test/ops`);
-}
 
 export type { CliResult };
 
@@ -37,7 +32,6 @@ function track(child: ChildProcess): void {
 
 /** `node dist/cli/main.js ...args`, to completion. */
 export function runCli(args: readonly string[], options: CliOptions): Promise<CliResult> {
-  assertBuilt();
   return runCliProcess(args, { ...options, timeoutMs: options.timeoutMs ?? 20_000 }, track);
 }
 
@@ -64,7 +58,7 @@ export interface RunningServer {
   /** A CLI command on the same database and settings. */
   cli(args: readonly string[], options?: { input?: string; env?: Record<string, string> }): Promise<CliResult>;
   /** Resolves with the exit code and signal once the process has exited. */
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  exited: Promise<Exit>;
 }
 
 /**
@@ -72,60 +66,26 @@ export interface RunningServer {
  * answers GET /healthz. Rejects with the server's output when it exits or does not come up.
  */
 export async function startServer(extraEnv: Record<string, string> = {}, options: { cwd?: string; startTimeoutMs?: number } = {}): Promise<RunningServer> {
-  assertBuilt();
   const cwd = options.cwd ?? tempDir();
   const dataDir = join(cwd, 'data');
-  const port = await freePort();
   const managementPort = await freePort();
-  const env: Record<string, string> = {
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    MANAGEMENT_PORT: String(managementPort),
-    KEY_ACTIVATION_DELAY: '0',
-    ...extraEnv,
-  };
-  const child = spawn(process.execPath, [CLI_MAIN, 'serve'], { cwd, env: serviceEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  track(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit) => {
-    child.once('exit', (code, signal) => resolveExit({ code, signal }));
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const server: RunningServer = {
+  const settings = { DATA_DIR: dataDir, MANAGEMENT_PORT: String(managementPort), KEY_ACTIVATION_DELAY: '0', ...extraEnv };
+  const { server, port, url } = await serveOnFreePort({ cwd, env: settings, timeoutMs: options.startTimeoutMs ?? 20_000 });
+  track(server.child);
+  const env: Record<string, string> = { ...settings, PORT: String(port), HOST: '127.0.0.1' };
+  return {
     port,
     url,
     managementUrl: `http://127.0.0.1:${managementPort}`,
     cwd,
     dataDir,
     env,
-    child,
-    stdout: () => stdout,
-    stderr: () => stderr,
+    child: server.child,
+    stdout: () => server.stdout,
+    stderr: () => server.stderr,
     cli: (args, cliOptions = {}) => runCli(args, { cwd, env: { ...env, ...cliOptions.env }, input: cliOptions.input }),
-    exited,
+    exited: server.exited,
   };
-  const deadline = Date.now() + (options.startTimeoutMs ?? 20_000);
-  let exitedEarly: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  void exited.then((result) => (exitedEarly = result));
-  for (;;) {
-    if (exitedEarly !== undefined) {
-      throw new Error(
-        `\`school-auth serve\` exited (code ${exitedEarly.code}, signal ${exitedEarly.signal}) before it answered /healthz\n` +
-          `stdout:\n${stdout}\nstderr:\n${stderr}`,
-      );
-    }
-    const ok = await fetch(`${url}/healthz`).then(
-      (response) => response.ok,
-      () => false,
-    );
-    if (ok) return server;
-    if (Date.now() > deadline) throw new Error(`\`school-auth serve\` did not answer /healthz in time\nstdout:\n${stdout}\nstderr:\n${stderr}`);
-    await sleep(100);
-  }
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -1,7 +1,13 @@
+/**
+ * The one way tests start the compiled service as a process (`npm run build` first): `node
+ * dist/cli/main.js serve`, or another command through `launch()`, with a clean environment, its
+ * output collected, stopped by a signal.
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CLI_MAIN, childEnv, isRunning } from './cli-run.js';
+import { parseLogLines, type LogLine } from './log-lines.js';
 
 /** A TCP port nobody listens on right now, on every interface (listen on 0, read it, close). */
 export function freePort(): Promise<number> {
@@ -24,32 +30,38 @@ export interface Exit {
   readonly signal: NodeJS.Signals | null;
 }
 
-/** A JSON log line of the service (pino). */
-export interface LogLine {
-  readonly level: number;
-  readonly msg: string;
-  readonly reqId?: string;
-  readonly method?: string;
-  readonly route?: string | null;
-  readonly status?: number;
-  readonly [key: string]: unknown;
+export interface StartOptions {
+  /** The working directory (the test runner's when omitted); `.env` and a relative DATA_DIR are read there. */
+  readonly cwd?: string;
+  /** Added to a clean environment (undefined removes a variable). */
+  readonly env: Record<string, string | undefined>;
 }
 
-/** JSON log output, one object a line; throws on a line that is not JSON. */
-export function parseLogLines(output: string): LogLine[] {
-  return output
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => {
-      try {
-        return JSON.parse(line) as LogLine;
-      } catch {
-        throw new Error(`log line is not JSON: ${line}`);
-      }
-    });
+/** A server started by `serveOnFreePort`, answering on `url`. */
+export interface Listening {
+  readonly server: ServerProcess;
+  readonly port: number;
+  readonly url: string;
 }
 
-/** `node dist/cli/main.js serve` as a child process, its output collected. */
+/**
+ * Starts `serve` on a free port of 127.0.0.1 (HOST and PORT set here) and resolves once it answers
+ * GET /healthz; kills it and rejects with its output when it exits or does not come up in time.
+ */
+export async function serveOnFreePort(options: StartOptions & { readonly timeoutMs?: number }): Promise<Listening> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const server = ServerProcess.start({ cwd: options.cwd, env: { ...options.env, HOST: '127.0.0.1', PORT: String(port) } });
+  try {
+    await server.waitHealthy(url, options.timeoutMs);
+  } catch (error) {
+    server.kill();
+    throw error;
+  }
+  return { server, port, url };
+}
+
+/** A server as a child process; `stdout` and `stderr` hold everything it wrote so far. */
 export class ServerProcess {
   stdout = '';
   stderr = '';
@@ -61,8 +73,8 @@ export class ServerProcess {
     this.exited = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
   }
 
-  /** Starts `serve` in `cwd`; `env` is added to a clean environment (undefined removes a variable). */
-  static start(options: { cwd: string; env: Record<string, string | undefined> }): ServerProcess {
+  /** Starts `node dist/cli/main.js serve`. */
+  static start(options: StartOptions): ServerProcess {
     return ServerProcess.launch(process.execPath, [CLI_MAIN, 'serve'], options);
   }
 
@@ -70,7 +82,7 @@ export class ServerProcess {
    * Starts the server through another command (`npm start`, `npx school-auth serve`), whose own
    * PID is `child.pid`; `detached` puts it in a process group of its own, as a terminal would.
    */
-  static launch(command: string, args: readonly string[], options: { cwd: string; env: Record<string, string | undefined>; detached?: boolean }): ServerProcess {
+  static launch(command: string, args: readonly string[], options: StartOptions & { readonly detached?: boolean }): ServerProcess {
     const child = spawn(command, args, { cwd: options.cwd, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
     return new ServerProcess(child);
   }
@@ -108,9 +120,9 @@ export class ServerProcess {
     }
   }
 
-  /** Sends SIGTERM and waits for the exit. */
-  async stop(timeoutMs = 20_000): Promise<Exit> {
-    if (this.running) this.child.kill('SIGTERM');
+  /** Sends `signal` to this child (only it) and waits for the exit. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 20_000): Promise<Exit> {
+    if (this.running) this.child.kill(signal);
     return this.waitExit(timeoutMs);
   }
 

@@ -1,16 +1,30 @@
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli-run.js';
 import { TEST_DIALECTS, createPostgresDatabase } from '../helpers/database.js';
-import { cli, post, startServer, type ServerProcess } from './server-process.js';
+import { serveOnFreePort, type Listening } from '../helpers/server-process.js';
 
 const PASSWORD = 'correct horse battery staple';
+
+/** Runs a `school-auth` command to completion; throws with its stderr when it fails. */
+async function cli(args: string[], env: Record<string, string>, input?: string): Promise<string> {
+  const result = await runCli(args, { cwd: process.cwd(), env, input });
+  if (result.code !== 0) throw new Error(`school-auth ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
+  return result.stdout;
+}
+
+async function post(url: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> | undefined }> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>) };
+}
 
 /** Two real server processes sharing one PostgreSQL database, as behind a load balancer. */
 describe.runIf(TEST_DIALECTS.includes('postgres'))('two instances on one PostgreSQL', () => {
   let database: Awaited<ReturnType<typeof createPostgresDatabase>>;
   let env: Record<string, string>;
-  let a: ServerProcess;
-  let b: ServerProcess;
+  let a: Listening;
+  let b: Listening;
 
   beforeAll(async () => {
     database = await createPostgresDatabase();
@@ -23,17 +37,18 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('two instances on one Postgre
       ISSUER: 'https://auth.test',
     };
     // Both start at once on an empty database: the migration lock lets exactly one migrate.
-    [a, b] = await Promise.all([startServer(env), startServer(env)]);
-    cli(['school', 'add', 'lincoln'], env);
-    cli(['admin', 'add', '--school', 'lincoln', '--username', 'alice', '--password-stdin'], env, PASSWORD);
+    const serve = () => serveOnFreePort({ env: { ...env, LOG_LEVEL: 'warn' }, timeoutMs: 20_000 });
+    [a, b] = await Promise.all([serve(), serve()]);
+    await cli(['school', 'add', 'lincoln'], env);
+    await cli(['admin', 'add', '--school', 'lincoln', '--username', 'alice', '--password-stdin'], env, PASSWORD);
   }, 60_000);
 
   afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
+    await Promise.all([a?.server.stop(), b?.server.stop()]);
     await database?.drop();
   });
 
-  async function login(server: ServerProcess) {
+  async function login(server: Listening) {
     const answer = await post(`${server.url}/admin/auth/login`, { school_id: 'lincoln', username: 'alice', password: PASSWORD });
     expect(answer.status).toBe(200);
     return answer.body as { access_token: string; refresh_token: string };
@@ -42,7 +57,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('two instances on one Postgre
   it('migrated once although both instances started together', async () => {
     const ready = await Promise.all([fetch(`${a.url}/readyz`), fetch(`${b.url}/readyz`)]);
     expect(ready.map((r) => r.status)).toEqual([200, 200]);
-    expect(a.output() + b.output()).not.toMatch(/error/i);
+    expect([a, b].map(({ server }) => server.stdout + server.stderr).join('')).not.toMatch(/error/i);
   });
 
   it('a session created on A refreshes on B, and B knows its access token', async () => {
@@ -66,7 +81,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('two instances on one Postgre
   it('a CLI revoke is refused on both instances at once', async () => {
     const onA = await login(a);
     const onB = await login(b);
-    cli(['sessions', 'revoke', '--school', 'lincoln', '--username', 'alice'], env);
+    await cli(['sessions', 'revoke', '--school', 'lincoln', '--username', 'alice'], env);
     expect((await post(`${b.url}/auth/refresh`, { refresh_token: onA.refresh_token })).status).toBe(401);
     expect((await post(`${a.url}/auth/refresh`, { refresh_token: onB.refresh_token })).status).toBe(401);
   });
@@ -84,7 +99,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('two instances on one Postgre
   it('after keys rotate, both sign with the new key within a bounded time and every token verifies everywhere', async () => {
     const before = await Promise.all([login(a), login(b)]);
     const oldKid = decodeProtectedHeader(before[0].access_token).kid;
-    cli(['keys', 'rotate'], env);
+    await cli(['keys', 'rotate'], env);
     // Bound: KEY_ACTIVATION_DELAY (1 s) + KEY_CACHE_SECONDS (1 s), with slack for a busy machine.
     const deadline = Date.now() + 10_000;
     let after = await Promise.all([login(a), login(b)]);
