@@ -7,6 +7,7 @@ import { signingKeyRevocation } from './migrations/004-signing-key-revocation.js
 import { credentialEpoch } from './migrations/005-credential-epoch.js';
 import { throttleRefusals } from './migrations/006-throttle-refusals.js';
 import { sessionRevocationIndex } from './migrations/007-session-revocation-index.js';
+import { secondFactor } from './migrations/008-second-factor.js';
 
 /** Every migration, in order. Names are permanent once released. */
 const migrations: Record<string, Migration> = {
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '005-credential-epoch': credentialEpoch,
   '006-throttle-refusals': throttleRefusals,
   '007-session-revocation-index': sessionRevocationIndex,
+  '008-second-factor': secondFactor,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

@@ -24,3 +24,9 @@ export function listSchools(db: Db): Promise<School[]> {
 export async function setSchoolSuspended(db: Db, key: string, suspendedAt: number | null): Promise<void> {
   await db.updateTable('schools').set({ suspended_at: suspendedAt }).where('key', '=', key).execute();
 }
+
+/** Sets a school's second-factor policy; returns whether the school exists. */
+export async function setSchoolMfaPolicy(db: Db, key: string, policy: string): Promise<boolean> {
+  const result = await db.updateTable('schools').set({ mfa_policy: policy }).where('key', '=', key).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

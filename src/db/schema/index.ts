@@ -1,6 +1,10 @@
 import type { AdminsTable } from './admins.js';
 import type { EventsTable } from './events.js';
 import type { KnownClientIpsTable } from './known-client-ips.js';
+import type { MfaChallengesTable } from './mfa-challenges.js';
+import type { MfaFactorsTable } from './mfa-factors.js';
+import type { MfaRecoveryCodesTable } from './mfa-recovery-codes.js';
+import type { MfaThrottleTable } from './mfa-throttle.js';
 import type { RefreshTokensTable } from './refresh-tokens.js';
 import type { SchoolsTable } from './schools.js';
 import type { SessionsTable } from './sessions.js';
@@ -16,4 +20,8 @@ export interface DatabaseSchema {
   events: EventsTable;
   throttle_counters: ThrottleCountersTable;
   known_client_ips: KnownClientIpsTable;
+  mfa_factors: MfaFactorsTable;
+  mfa_recovery_codes: MfaRecoveryCodesTable;
+  mfa_challenges: MfaChallengesTable;
+  mfa_throttle: MfaThrottleTable;
 }

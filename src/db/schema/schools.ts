@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 /** A school. `key` is the canonical form of `school_id` used for look-ups (NFKC + case folding). */
 export interface SchoolsTable {
   key: string;
@@ -5,4 +7,6 @@ export interface SchoolsTable {
   name: string;
   suspended_at: number | null;
   created_at: number;
+  /** `optional` (admins with a factor must present it) or `required` (every admin must). */
+  mfa_policy: Generated<string>;
 }

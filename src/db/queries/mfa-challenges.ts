@@ -1,0 +1,73 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { Db } from '../database.js';
+import type { MfaChallengesTable } from '../schema/mfa-challenges.js';
+
+export type MfaChallenge = Selectable<MfaChallengesTable>;
+
+/** Wrong codes an mfa_token survives: the fifth ends it. */
+export const CHALLENGE_MAX_FAILURES = 5;
+
+export async function insertChallenge(db: Db, challenge: Insertable<MfaChallengesTable>): Promise<void> {
+  await db.insertInto('mfa_challenges').values(challenge).execute();
+}
+
+/** A challenge that may still be answered at `now`: not used, not expired, not failed 5 times. */
+export function findLiveChallenge(db: Db, tokenHash: string, now: number): Promise<MfaChallenge | undefined> {
+  return db
+    .selectFrom('mfa_challenges')
+    .selectAll()
+    .where('token_hash', '=', tokenHash)
+    .where('consumed_at', 'is', null)
+    .where('expires_at', '>', now)
+    .where('failures', '<', CHALLENGE_MAX_FAILURES)
+    .executeTakeFirst();
+}
+
+/**
+ * Takes one guess from a challenge before the code is checked, counted as a failure until it
+ * proves right: parallel guesses cannot exceed 5, whatever their order. Returns false when the
+ * challenge is dead.
+ */
+export async function takeChallengeGuess(db: Db, tokenHash: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('mfa_challenges')
+    .set((eb) => ({ failures: eb('failures', '+', 1) }))
+    .where('token_hash', '=', tokenHash)
+    .where('consumed_at', 'is', null)
+    .where('expires_at', '>', now)
+    .where('failures', '<', CHALLENGE_MAX_FAILURES)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Ends a challenge on success; of two concurrent right answers only one gets true. */
+export async function consumeChallenge(db: Db, tokenHash: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('mfa_challenges')
+    .set((eb) => ({ consumed_at: now, failures: eb('failures', '-', 1) }))
+    .where('token_hash', '=', tokenHash)
+    .where('consumed_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Expired challenges, for housekeeping; and all of an admin's, when their factors are reset. */
+export async function deleteChallenges(db: Db, scope: { adminId: string } | { expiredBefore: number }): Promise<number> {
+  const result = await db
+    .deleteFrom('mfa_challenges')
+    .where((eb) => ('adminId' in scope ? eb('admin_id', '=', scope.adminId) : eb('expires_at', '<=', scope.expiredBefore)))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** The admin a challenge belongs to, with the school columns login reads (see findAdminForLogin). */
+export function findChallengeAdmin(db: Db, adminId: string) {
+  return db
+    .selectFrom('admins')
+    .innerJoin('schools', 'schools.key', 'admins.school_key')
+    .selectAll('admins')
+    .select(['schools.school_id', 'schools.suspended_at as school_suspended_at'])
+    .where('admins.id', '=', adminId)
+    .executeTakeFirst();
+}

@@ -1,0 +1,65 @@
+import { sql } from 'kysely';
+import { inTransaction, type Db } from '../database.js';
+
+export interface MfaThrottleRules {
+  /** Failures allowed per window. */
+  readonly maxFailures: number;
+  /** Window length, in seconds. */
+  readonly window: number;
+  /** Consecutive failures that lock the second factor until an operator resets it. */
+  readonly lockAfter: number;
+}
+
+export interface MfaAttempt {
+  readonly failures: number;
+  readonly consecutive: number;
+  readonly locked: boolean;
+}
+
+/**
+ * Counts a second-factor attempt as a failure before its code is checked (a right code gives it
+ * back with {@link releaseMfaAttempt}), in one conditional statement: parallel wrong codes cannot
+ * go past the limits. The failure that reaches `lockAfter` locks. Undefined when refused.
+ */
+export function reserveMfaAttempt(db: Db, adminId: string, rules: MfaThrottleRules, now: number): Promise<MfaAttempt | undefined> {
+  const windowOver = sql<boolean>`window_start <= ${now - rules.window}`;
+  return inTransaction(db, async (trx) => {
+    await trx
+      .insertInto('mfa_throttle')
+      .values({ admin_id: adminId, window_start: now, failures: 0, consecutive: 0, locked_at: null })
+      .onConflict((conflict) => conflict.column('admin_id').doNothing())
+      .execute();
+    const row = await trx
+      .updateTable('mfa_throttle')
+      .set({
+        failures: sql<number>`case when ${windowOver} then 1 else failures + 1 end`,
+        window_start: sql<number>`case when ${windowOver} then ${now} else window_start end`,
+        consecutive: sql<number>`consecutive + 1`,
+        locked_at: sql<number | null>`case when consecutive + 1 >= ${rules.lockAfter} then ${now} else null end`,
+      })
+      .where('admin_id', '=', adminId)
+      .where('locked_at', 'is', null)
+      .where(sql<boolean>`(${windowOver} or failures < ${rules.maxFailures})`)
+      .returning(['failures', 'consecutive', 'locked_at'])
+      .executeTakeFirst();
+    return row === undefined ? undefined : { failures: row.failures, consecutive: row.consecutive, locked: row.locked_at !== null };
+  });
+}
+
+/** A right code: the reserved failure is given back and the consecutive count starts over. */
+export async function releaseMfaAttempt(db: Db, adminId: string): Promise<void> {
+  await db
+    .updateTable('mfa_throttle')
+    .set({ failures: sql<number>`case when failures > 0 then failures - 1 else 0 end`, consecutive: 0 })
+    .where('admin_id', '=', adminId)
+    .where('locked_at', 'is', null)
+    .execute();
+}
+
+export function findMfaThrottle(db: Db, adminId: string) {
+  return db.selectFrom('mfa_throttle').selectAll().where('admin_id', '=', adminId).executeTakeFirst();
+}
+
+export async function deleteMfaThrottle(db: Db, adminId: string): Promise<void> {
+  await db.deleteFrom('mfa_throttle').where('admin_id', '=', adminId).execute();
+}
