@@ -3,4 +3,12 @@ export { buildApp } from './app.js';
 export type { AppContext } from './context.js';
 export { loadConfig, type Config } from './config.js';
 export { openServices } from './services.js';
-export { createAccessTokenVerifier, requireAccessToken, type AccessTokenVerifier, type VerifiedAccessToken, type VerifierOptions } from './verifier.js';
+export {
+  createAccessTokenVerifier,
+  requireAccessToken,
+  RevocationsUnavailableError,
+  SessionRevokedError,
+  type AccessTokenVerifier,
+  type VerifiedAccessToken,
+  type VerifierOptions,
+} from './verifier.js';

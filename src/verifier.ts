@@ -2,6 +2,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { ACCESS_TOKEN_TYPE } from './auth/access-token-type.js';
 import { assertTokenLifetime } from './auth/token-lifetime.js';
+import { RevocationFollower, RevocationsUnavailableError, SessionRevokedError } from './revocation-follower.js';
+
+export { RevocationsUnavailableError, SessionRevokedError } from './revocation-follower.js';
 
 /** The claims of a verified school-auth access token. */
 export interface VerifiedAccessToken extends JWTPayload {
@@ -31,18 +34,63 @@ export interface VerifierOptions {
    * key for years is useless. Set it to school-auth's ACCESS_TOKEN_TTL (default 900, as here).
    */
   readonly maxTokenAge?: number;
+  /**
+   * The revocation feed to follow; by default the JWKS URL's origin + `/auth/revocations`. `false`
+   * follows none: a token of an ended session then stays valid until its `exp`.
+   */
+  readonly revocationsUrl?: string | URL | false;
+  /** Milliseconds between two polls of the feed (default 10 s). */
+  readonly revocationsInterval?: number;
+  /** Milliseconds without a successful poll after which `whenRevocationsStale` applies (default 60 s). */
+  readonly revocationsMaxStaleness?: number;
+  /**
+   * What to do once the feed has not been read for `revocationsMaxStaleness`: `'refuse'` (default)
+   * refuses every token with ERR_REVOCATIONS_UNAVAILABLE until a poll succeeds again; `'accept'`
+   * keeps checking against the last known list, so a session ended meanwhile works until `exp`.
+   */
+  readonly whenRevocationsStale?: 'refuse' | 'accept';
 }
 
 /** school-auth's default ACCESS_TOKEN_TTL. */
 const DEFAULT_MAX_TOKEN_AGE = 900;
 
-export type AccessTokenVerifier = (token: string) => Promise<VerifiedAccessToken>;
+/** How far ahead of the verifier's clock an `iat` may be (see token-lifetime.ts). */
+const CLOCK_SKEW_SECONDS = 60;
+
+export type VerifyAccessToken = (token: string) => Promise<VerifiedAccessToken>;
+
+/** A verifier; `close()` stops following the revocation feed. */
+export type AccessTokenVerifier = VerifyAccessToken & { close(): void };
+
+function followerFor(options: VerifierOptions, maxTokenAge: number): RevocationFollower | undefined {
+  if (options.revocationsUrl === false) return undefined;
+  return new RevocationFollower({
+    url: new URL(options.revocationsUrl ?? new URL('/auth/revocations', new URL(options.jwksUrl).origin)),
+    interval: options.revocationsInterval ?? 10_000,
+    // A sid learned now belongs to a session that ended by now: its tokens expire within this.
+    retention: (maxTokenAge + CLOCK_SKEW_SECONDS) * 1000,
+    now: () => Date.now(),
+  });
+}
+
+/** Refuses a token whose session ended, or every token while the feed is too stale and the verifier fails closed. */
+async function assertSessionLive(follower: RevocationFollower | undefined, options: VerifierOptions, sid: string): Promise<void> {
+  if (follower === undefined) return;
+  await follower.firstPoll;
+  if (follower.isEnded(sid)) throw new SessionRevokedError('the session of this token has ended');
+  const tooStale = follower.staleness() > (options.revocationsMaxStaleness ?? 60_000);
+  if (tooStale && (options.whenRevocationsStale ?? 'refuse') === 'refuse') {
+    throw new RevocationsUnavailableError('the revocation feed has not been read recently enough');
+  }
+}
 
 /**
  * For the platform's other services: verifies school-auth access tokens locally against the
  * published JWKS (cached, and refetched when an unknown `kid` appears, so key rotation needs no
  * restart). Throws jose's typed errors (e.g. ERR_JWT_EXPIRED) for any token it refuses, also
  * ERR_JWT_CLAIM_VALIDATION_FAILED for one whose lifetime (`exp - iat`) exceeds `maxTokenAge`.
+ * It follows school-auth's revocation feed (every 10 s by default) and refuses the token of an
+ * ended session with ERR_SESSION_REVOKED; see `whenRevocationsStale` for when the feed is unreachable.
  */
 export function createAccessTokenVerifier(options: VerifierOptions): AccessTokenVerifier {
   const jwks = createRemoteJWKSet(new URL(options.jwksUrl), {
@@ -51,7 +99,8 @@ export function createAccessTokenVerifier(options: VerifierOptions): AccessToken
   });
   const algorithms = [...(options.algorithms ?? ['ES256', 'EdDSA', 'RS256'])];
   const maxTokenAge = options.maxTokenAge ?? DEFAULT_MAX_TOKEN_AGE;
-  return async (token) => {
+  const follower = followerFor(options, maxTokenAge);
+  const verify: VerifyAccessToken = async (token) => {
     const { payload } = await jwtVerify(token, jwks, {
       issuer: options.issuer,
       audience: options.audience,
@@ -63,8 +112,10 @@ export function createAccessTokenVerifier(options: VerifierOptions): AccessToken
       throw new TypeError('access token lacks school_id, username or sid');
     }
     assertTokenLifetime(payload, maxTokenAge, Math.floor(Date.now() / 1000));
+    await assertSessionLive(follower, options, payload.sid);
     return payload as VerifiedAccessToken;
   };
+  return Object.assign(verify, { close: () => follower?.stop() });
 }
 
 declare module 'fastify' {
@@ -78,13 +129,18 @@ declare module 'fastify' {
  * A Fastify onRequest/preHandler hook: 401 with `WWW-Authenticate: Bearer` unless the request
  * carries a valid school-auth bearer token, whose claims it puts on `request.accessToken`.
  */
-export function requireAccessToken(verify: AccessTokenVerifier) {
+export function requireAccessToken(verify: VerifyAccessToken) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const match = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '');
     try {
       if (match?.[1] === undefined) throw new Error('no bearer token');
       request.accessToken = await verify(match[1]);
-    } catch {
+    } catch (error) {
+      // The feed is unreadable and the verifier fails closed: not the client's fault, try later.
+      if (error instanceof RevocationsUnavailableError) {
+        await reply.code(503).header('retry-after', '10').send({ detail: 'Service temporarily unavailable' });
+        return;
+      }
       await reply.code(401).header('www-authenticate', 'Bearer').send({ detail: 'Could not validate credentials' });
     }
   };
