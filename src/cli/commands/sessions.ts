@@ -32,6 +32,9 @@ export function registerSessionCommands(program: Command): void {
           last_used_at: isoSeconds(row.last_used_at),
           expires_at: isoSeconds(row.expires_at),
           ip: row.ip,
+          user_agent: row.user_agent,
+          // What GET /admin/auth/sessions shows: password-only sessions until a second factor exists.
+          acr: 'aal1',
         }));
         printRows(rows, options.json === true, 'no sessions');
       }, 'none'),
