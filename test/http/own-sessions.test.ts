@@ -99,4 +99,16 @@ describe.each(TEST_DIALECTS)('self-service sessions on %s', (dialect) => {
     // A later login of the same admin works: the epoch moved on, sign-in did not stop.
     expect((await signIn(t.app, alice)).access_token).toBeTruthy();
   });
+
+  it('two concurrent revoke-others from two sessions leave exactly one of them alive, decided by the database', async () => {
+    const { t, laptop, phone } = await twoSessions();
+    const answers = await Promise.all(
+      [laptop, phone].map((s) => t.app.inject({ method: 'POST', url: '/admin/auth/sessions/revoke-others', headers: bearer(s.access_token) })),
+    );
+    expect(answers.map((answer) => answer.statusCode).sort()).toEqual([204, 401]);
+    const alive = await Promise.all([laptop, phone].map(async (s) => (await refresh(t.app, s.refresh_token)).statusCode));
+    expect(alive.sort()).toEqual([200, 401]);
+    const winner = answers[0]?.statusCode === 204 ? laptop : phone;
+    expect((await refresh(t.app, winner.refresh_token)).statusCode).toBe(200);
+  });
 });
