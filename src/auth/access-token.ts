@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { SignJWT, decodeProtectedHeader, jwtVerify, errors as joseErrors } from 'jose';
+import { decodeProtectedHeader, jwtVerify, errors as joseErrors } from 'jose';
 import type { Clock } from '../clock.js';
 import { nowSeconds } from '../clock.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { ACCESS_TOKEN_TYPE } from './access-token-type.js';
+import { signJwt } from './jws.js';
 import type { SigningKeys } from './signing-keys.js';
 import { assertTokenLifetime } from './token-lifetime.js';
 
@@ -37,7 +38,7 @@ export async function issueAccessToken(
 ): Promise<{ token: string; expiresIn: number }> {
   const signer = await keys.signer();
   const iat = nowSeconds(clock);
-  const token = await new SignJWT({
+  const token = await signJwt(signer, {
     iss: config.issuer,
     aud: config.audience,
     sub: subject.adminId,
@@ -47,9 +48,7 @@ export async function issueAccessToken(
     iat,
     exp: iat + config.accessTokenTtl,
     jti: randomUUID(),
-  })
-    .setProtectedHeader({ alg: signer.alg, typ: ACCESS_TOKEN_TYPE, kid: signer.kid })
-    .sign(signer.privateKey);
+  });
   return { token, expiresIn: config.accessTokenTtl };
 }
 

@@ -1,4 +1,4 @@
-import { createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey, type JsonWebKey } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import type { Clock } from '../clock.js';
 import { nowSeconds } from '../clock.js';
@@ -7,6 +7,8 @@ import type { Db } from '../db/database.js';
 import type { KeyEncryptionKey } from '../key-encryption-key.js';
 import { insertSigningKey, listSigningKeys, type SigningKeyRow } from '../db/queries/signing-keys.js';
 import { checkStoredKeysOpen, openPrivateJwk, sealPrivateJwk } from './key-encryption.js';
+import { ACCESS_TOKEN_TYPE } from './access-token-type.js';
+import { createJwsSigner, type JwsSigner } from './jws.js';
 import { scheduleKeys, type ScheduledKey } from './key-schedule.js';
 
 /** Verifiers may run a little behind our clock: keep retired keys published this much longer. */
@@ -18,16 +20,9 @@ export interface LoadedKey {
   readonly key: Awaited<ReturnType<typeof importJWK>>;
 }
 
-/** The key that signs, with what the JWS header names. */
-export interface Signer {
-  readonly kid: string;
-  readonly alg: string;
-  readonly privateKey: KeyObject;
-}
-
 interface KeySet {
   readonly loadedAt: number;
-  readonly signer: Signer;
+  readonly signer: JwsSigner;
   readonly published: ReadonlyMap<string, LoadedKey>;
   readonly jwks: { keys: JWK[] };
 }
@@ -92,7 +87,7 @@ export class SigningKeys {
     this.current = undefined;
   }
 
-  async signer(): Promise<Signer> {
+  async signer(): Promise<JwsSigner> {
     return (await this.keySet()).signer;
   }
 
@@ -133,7 +128,7 @@ export class SigningKeys {
     const privateKey = createPrivateKey({ key: JSON.parse(privateJwk) as JsonWebKey, format: 'jwk' });
     return {
       loadedAt: this.clock.now(),
-      signer: { kid: active.row.kid, alg: active.row.alg, privateKey },
+      signer: createJwsSigner(active.row.kid, active.row.alg, privateKey, ACCESS_TOKEN_TYPE),
       published,
       jwks: { keys: jwks },
     };
