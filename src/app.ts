@@ -8,6 +8,9 @@ import { registerCors } from './http/plugins/cors.js';
 import { registerMetrics } from './http/plugins/metrics.js';
 import { registerOpenApi } from './http/plugins/openapi.js';
 import { registerMeRoute } from './http/routes/me.js';
+import { registerMfaEnrollRoutes } from './http/routes/mfa-enroll.js';
+import { registerMfaFactorRoutes } from './http/routes/mfa-factors.js';
+import { registerMfaVerifyRoute } from './http/routes/mfa-verify.js';
 import { registerOperationRoutes } from './http/routes/operations.js';
 import { registerPasswordRoute } from './http/routes/password.js';
 import { registerRevocationRoute } from './http/routes/revocations.js';
@@ -64,6 +67,9 @@ export async function buildApp(deps: AppContext): Promise<FastifyInstance> {
 
   registerTokenRoutes(app, deps);
   registerMeRoute(app, deps);
+  registerMfaVerifyRoute(app, deps);
+  registerMfaEnrollRoutes(app, deps);
+  registerMfaFactorRoutes(app, deps);
   registerSessionRoutes(app, deps);
   registerPasswordRoute(app, deps);
   registerRevocationRoute(app, deps);

@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { ACCESS_TOKEN_TYPE } from './access-token-type.js';
 import { signJwt } from './jws.js';
+import { PASSWORD_ONLY, type Acr, type Assurance } from './mfa/assurance.js';
 import type { SigningKeys } from './signing-keys.js';
 import { assertTokenLifetime } from './token-lifetime.js';
 
@@ -15,6 +16,7 @@ export interface AccessTokenSubject {
   readonly schoolId: string;
   readonly username: string;
   readonly sessionId: string;
+  readonly assurance: Assurance;
 }
 
 export interface AccessTokenClaims {
@@ -25,6 +27,8 @@ export interface AccessTokenClaims {
   readonly iat: number;
   readonly exp: number;
   readonly jti: string;
+  readonly acr: Acr;
+  readonly amr: readonly string[];
 }
 
 type TokenConfig = Pick<Config, 'issuer' | 'audience' | 'accessTokenTtl'>;
@@ -48,6 +52,8 @@ export async function issueAccessToken(
     iat,
     exp: iat + config.accessTokenTtl,
     jti: randomUUID(),
+    acr: subject.assurance.acr,
+    amr: [...subject.assurance.amr],
   });
   return { token, expiresIn: config.accessTokenTtl };
 }
@@ -76,7 +82,10 @@ export async function verifyAccessToken(keys: SigningKeys, config: TokenConfig, 
     // Whatever its `exp` says, no token lives longer than we issue them: a forgery made with a
     // leaked key is refused even before that key is revoked.
     assertTokenLifetime(payload, config.accessTokenTtl, nowSeconds(clock));
-    return payload as unknown as AccessTokenClaims;
+    // Tokens signed before assurance was recorded were all password-only.
+    const acr = payload.acr === 'aal2' ? 'aal2' : PASSWORD_ONLY.acr;
+    const amr = Array.isArray(payload.amr) ? payload.amr.filter((value): value is string => typeof value === 'string') : PASSWORD_ONLY.amr;
+    return { ...(payload as unknown as AccessTokenClaims), acr, amr };
   } catch (error) {
     if (error instanceof AppError || error instanceof joseErrors.JOSEError || error instanceof TypeError) {
       throw new AppError('INVALID_ACCESS_TOKEN', { cause: error });

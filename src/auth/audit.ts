@@ -20,7 +20,17 @@ export type EventType =
   | 'school.resumed'
   | 'keys.rotated'
   | 'keys.revoked'
-  | 'keys.encrypted';
+  | 'keys.encrypted'
+  | 'mfa.challenged'
+  | 'mfa.success'
+  | 'mfa.failure'
+  | 'mfa.throttled'
+  | 'mfa.locked'
+  | 'mfa.enrolled'
+  | 'mfa.removed'
+  | 'mfa.recovery_codes_renewed'
+  | 'mfa.reset'
+  | 'school.mfa_policy';
 
 /** Who did it and from where: the request context of an audited action. */
 export interface RequestContext {

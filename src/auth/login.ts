@@ -7,6 +7,8 @@ import { issueAccessToken } from './access-token.js';
 import { aboutAdmin, recordEvent, type RequestContext } from './audit.js';
 import type { AppContext } from '../context.js';
 import { canonicalKey } from './identity.js';
+import { PASSWORD_ONLY, amrText, type Assurance } from './mfa/assurance.js';
+import { secondFactorChallenge, type SecondFactorChallenge } from './mfa/challenge.js';
 import { generateRefreshToken, hashRefreshToken } from './refresh-token.js';
 import { accountOf } from './throttle-rules.js';
 import { lockedByThisFailure, releaseLoginAttempt, reserveLoginAttempt, settleLoginSuccess } from './throttle.js';
@@ -31,7 +33,7 @@ export interface LoginResult {
  * attempt does exactly one password verification (a dummy one for an unknown account), so neither
  * the answer nor its timing tells an attacker which schools or usernames exist.
  */
-export async function login(deps: AppContext, credentials: Credentials, context: RequestContext): Promise<LoginResult> {
+export async function login(deps: AppContext, credentials: Credentials, context: RequestContext): Promise<LoginResult | SecondFactorChallenge> {
   const schoolKey = canonicalKey(credentials.schoolId);
   const usernameKey = canonicalKey(credentials.username);
   const account = accountOf(schoolKey, usernameKey);
@@ -60,7 +62,13 @@ export async function login(deps: AppContext, credentials: Credentials, context:
     throw new AppError('LOGIN_REFUSED');
   }
   await upgradeHashIfNeeded(deps, admin, credentials.password);
-  return startSession(deps, admin, { account, ip }, context);
+  const challenge = await secondFactorChallenge(deps, admin);
+  if (challenge === undefined) return startSession(deps, admin, { account, ip }, context, PASSWORD_ONLY);
+  // A right password is not a failed login; the session waits for the second factor, which
+  // settles the login throttle when it succeeds.
+  await releaseLoginAttempt(deps, account, ip);
+  await recordEvent(deps.db, deps.clock, context, { type: 'mfa.challenged', ...aboutAdmin(admin), detail: challenge.enrollment ? 'enroll' : 'login' });
+  return challenge;
 }
 
 async function checkCredentials(deps: AppContext, schoolKey: string, usernameKey: string, password: string) {
@@ -92,11 +100,17 @@ async function upgradeHashIfNeeded(deps: AppContext, admin: AdminForLogin, passw
   await replacePasswordHash(deps.db, admin.id, admin.password_hash, upgraded);
 }
 
-async function startSession(
+/**
+ * Starts the session of an admin whose credentials were checked, at the assurance they proved;
+ * also the end of a second-factor verification. `admin.credential_epoch` is the epoch at which
+ * the password was checked.
+ */
+export async function startSession(
   deps: AppContext,
   admin: AdminForLogin,
   client: { account: string; ip: string },
   context: RequestContext,
+  assurance: Assurance,
 ): Promise<LoginResult> {
   const now = nowSeconds(deps.clock);
   const sessionId = randomBytes(16).toString('base64url');
@@ -111,6 +125,8 @@ async function startSession(
     ip: context.ip,
     user_agent: context.userAgent?.slice(0, 512) ?? null,
     credential_epoch: admin.credential_epoch,
+    acr: assurance.acr,
+    amr: amrText(assurance.amr),
   };
   // One transaction, committed before we answer: a 200 always stands for a durable session, and
   // costs one commit (one fsync on SQLite) rather than one per statement.
@@ -131,6 +147,7 @@ async function startSession(
     schoolId: admin.school_id,
     username: admin.username,
     sessionId,
+    assurance,
   });
   return {
     accessToken: access.token,

@@ -6,6 +6,7 @@ import { AppError } from '../errors.js';
 import { issueAccessToken } from './access-token.js';
 import { recordEvent, type RequestContext } from './audit.js';
 import type { AppContext } from '../context.js';
+import { assuranceOf } from './mfa/assurance.js';
 import { generateRefreshToken, hashRefreshToken, openSuccessor, sealSuccessor } from './refresh-token.js';
 
 export interface RefreshResult {
@@ -127,5 +128,12 @@ async function rotatedResult(deps: AppContext, grant: RefreshGrant, successor: s
 }
 
 function subjectOf(grant: RefreshGrant) {
-  return { adminId: grant.admin_id, schoolId: grant.school_id, username: grant.username, sessionId: grant.session_id };
+  return {
+    adminId: grant.admin_id,
+    schoolId: grant.school_id,
+    username: grant.username,
+    sessionId: grant.session_id,
+    // The level the session was signed in with: a refresh neither raises nor lowers it.
+    assurance: assuranceOf(grant),
+  };
 }

@@ -49,6 +49,8 @@ export const MeResponse = Type.Object(
   sid: Type.String({ description: 'Session id' }),
   iat: Type.Integer(),
   exp: Type.Integer(),
+  acr: Type.Union([Type.Literal('aal1'), Type.Literal('aal2')], { description: 'aal1: password only; aal2: with a second factor' }),
+  amr: Type.Array(Type.String(), { description: 'How the session signed in (RFC 8176): pwd, otp, mfa' }),
   },
   { description: 'The administrator and session the token belongs to' },
 );

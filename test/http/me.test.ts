@@ -38,8 +38,8 @@ describe.each(TEST_DIALECTS)('GET /admin/auth/me on %s', (dialect) => {
     const response = await me(t.app, accessToken);
     expect(response.statusCode).toBe(200);
     const body = response.json();
-    expect(Object.keys(body).sort()).toEqual(['exp', 'iat', 'school_id', 'sid', 'sub', 'username']);
-    expect(body).toEqual({ sub: payload.sub, school_id: 'Lincoln-High', username: 'Alice', sid: payload.sid, iat: nowSeconds(t), exp: nowSeconds(t) + 900 });
+    expect(Object.keys(body).sort()).toEqual(['acr', 'amr', 'exp', 'iat', 'school_id', 'sid', 'sub', 'username']);
+    expect(body).toEqual({ sub: payload.sub, school_id: 'Lincoln-High', username: 'Alice', sid: payload.sid, iat: nowSeconds(t), exp: nowSeconds(t) + 900, acr: 'aal1', amr: ['pwd'] });
     expect(typeof body.sub).toBe('string');
     expect(typeof body.sid).toBe('string');
   });

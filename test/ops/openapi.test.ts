@@ -70,6 +70,12 @@ const ENDPOINTS: ReadonlyArray<[string, string]> = [
   ['delete', '/admin/auth/sessions/{session_id}'],
   ['post', '/admin/auth/sessions/revoke-others'],
   ['post', '/admin/auth/password'],
+  ['post', '/admin/auth/mfa/verify'],
+  ['post', '/admin/auth/mfa/totp'],
+  ['post', '/admin/auth/mfa/totp/confirm'],
+  ['get', '/admin/auth/mfa'],
+  ['delete', '/admin/auth/mfa/{factor_id}'],
+  ['post', '/admin/auth/mfa/recovery-codes'],
   ['get', '/auth/revocations'],
   ['get', '/.well-known/jwks.json'],
   ['get', '/healthz'],
@@ -88,6 +94,12 @@ const TAGGED: ReadonlyArray<[string, string, string]> = [
   ['delete', '/admin/auth/sessions/{session_id}', 'sessions'],
   ['post', '/admin/auth/sessions/revoke-others', 'sessions'],
   ['post', '/admin/auth/password', 'sessions'],
+  ['post', '/admin/auth/mfa/verify', 'second factor'],
+  ['post', '/admin/auth/mfa/totp', 'second factor'],
+  ['post', '/admin/auth/mfa/totp/confirm', 'second factor'],
+  ['get', '/admin/auth/mfa', 'second factor'],
+  ['delete', '/admin/auth/mfa/{factor_id}', 'second factor'],
+  ['post', '/admin/auth/mfa/recovery-codes', 'second factor'],
   ['get', '/auth/revocations', 'keys'],
   ['get', '/.well-known/jwks.json', 'keys'],
   ['get', '/healthz', 'operations'],
@@ -101,7 +113,7 @@ describe('GET /openapi.json: ours', () => {
   });
 
   it('declares the tags, each with a description, in the order /docs shows them', () => {
-    expect((doc.tags as Array<{ name: string }>).map((tag) => tag.name)).toEqual(['sign-in and tokens', 'sessions', 'keys', 'operations']);
+    expect((doc.tags as Array<{ name: string }>).map((tag) => tag.name)).toEqual(['sign-in and tokens', 'sessions', 'second factor', 'keys', 'operations']);
     for (const tag of doc.tags) expect(tag.description, tag.name).toEqual(expect.any(String));
   });
 
@@ -200,7 +212,7 @@ describe('GET /openapi.json', () => {
   });
 
   it('describes the 422 validation body: detail is an array of {type, loc, msg, input} items', () => {
-    for (const [, path] of ENDPOINTS.filter(([method, path]) => method === 'post' && !path.endsWith('/revoke-others'))) {
+    for (const [, path] of ENDPOINTS.filter(([method, path]) => method === 'post' && !/\/(revoke-others|mfa\/totp|mfa\/recovery-codes)$/.test(path))) {
       const body = responseSchema('post', path, 422);
       expect(body.required).toContain('detail');
       const detail = deref(body.properties.detail);
@@ -216,7 +228,13 @@ describe('GET /openapi.json', () => {
   });
 
   it.each([
-    ['post', '/admin/auth/login', [400, 401, 413, 422, 429, 503]],
+    ['post', '/admin/auth/login', [400, 401, 403, 413, 422, 429, 503]],
+    ['post', '/admin/auth/mfa/verify', [400, 401, 403, 413, 422, 429, 503]],
+    ['post', '/admin/auth/mfa/totp', [401, 503]],
+    ['post', '/admin/auth/mfa/totp/confirm', [400, 401, 404, 413, 422, 503]],
+    ['get', '/admin/auth/mfa', [401, 503]],
+    ['delete', '/admin/auth/mfa/{factor_id}', [401, 404, 503]],
+    ['post', '/admin/auth/mfa/recovery-codes', [401, 409, 503]],
     ['post', '/auth/refresh', [400, 401, 413, 422, 503]],
     ['post', '/auth/logout', [400, 413, 422, 503]],
     ['get', '/admin/auth/me', [401, 503]],
@@ -249,6 +267,11 @@ describe('GET /openapi.json', () => {
     ['delete', '/admin/auth/sessions/{session_id}'],
     ['post', '/admin/auth/sessions/revoke-others'],
     ['post', '/admin/auth/password'],
+    ['post', '/admin/auth/mfa/totp'],
+    ['post', '/admin/auth/mfa/totp/confirm'],
+    ['get', '/admin/auth/mfa'],
+    ['delete', '/admin/auth/mfa/{factor_id}'],
+    ['post', '/admin/auth/mfa/recovery-codes'],
   ])('protects %s %s with an HTTP bearer security scheme; login has none', (method, path) => {
     const me = operation(method, path);
     expect(me.security).toBeInstanceOf(Array);

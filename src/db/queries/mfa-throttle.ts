@@ -22,7 +22,9 @@ export interface MfaAttempt {
  * go past the limits. The failure that reaches `lockAfter` locks. Undefined when refused.
  */
 export function reserveMfaAttempt(db: Db, adminId: string, rules: MfaThrottleRules, now: number): Promise<MfaAttempt | undefined> {
-  const windowOver = sql<boolean>`window_start <= ${now - rules.window}`;
+  // Parameters are cast: PostgreSQL cannot infer a type for a bare parameter inside CASE.
+  const at = sql<number>`cast(${now} as bigint)`;
+  const windowOver = sql<boolean>`window_start <= cast(${now - rules.window} as bigint)`;
   return inTransaction(db, async (trx) => {
     await trx
       .insertInto('mfa_throttle')
@@ -33,9 +35,9 @@ export function reserveMfaAttempt(db: Db, adminId: string, rules: MfaThrottleRul
       .updateTable('mfa_throttle')
       .set({
         failures: sql<number>`case when ${windowOver} then 1 else failures + 1 end`,
-        window_start: sql<number>`case when ${windowOver} then ${now} else window_start end`,
+        window_start: sql<number>`case when ${windowOver} then ${at} else window_start end`,
         consecutive: sql<number>`consecutive + 1`,
-        locked_at: sql<number | null>`case when consecutive + 1 >= ${rules.lockAfter} then ${now} else null end`,
+        locked_at: sql<number | null>`case when consecutive + 1 >= ${rules.lockAfter} then ${at} else null end`,
       })
       .where('admin_id', '=', adminId)
       .where('locked_at', 'is', null)

@@ -13,6 +13,8 @@ export function findRefreshGrant(db: Db, tokenHash: string) {
       'admins.username',
       'admins.school_key',
       'schools.school_id',
+      'sessions.acr',
+      'sessions.amr',
       ...LIVENESS_COLUMNS,
     ])
     .where('refresh_tokens.token_hash', '=', tokenHash)

@@ -17,7 +17,7 @@ export function insertSession(db: Db, session: Omit<Session, 'revoked_at' | 'rev
   return inTransaction(db, async (trx) => {
     const inserted = await trx
       .insertInto('sessions')
-      .columns(['id', 'admin_id', 'created_at', 'last_used_at', 'expires_at', 'ip', 'user_agent', 'credential_epoch'])
+      .columns(['id', 'admin_id', 'created_at', 'last_used_at', 'expires_at', 'ip', 'user_agent', 'credential_epoch', 'acr', 'amr'])
       .expression((eb) => {
         const owner = eb
           .selectFrom('admins')
@@ -31,6 +31,8 @@ export function insertSession(db: Db, session: Omit<Session, 'revoked_at' | 'rev
             eb.cast<string>(eb.val(session.ip), 'text').as('ip'),
             eb.cast<string>(eb.val(storableText(session.user_agent)), 'text').as('user_agent'),
             'admins.credential_epoch',
+            eb.cast<string>(eb.val(session.acr), 'text').as('acr'),
+            eb.cast<string>(eb.val(session.amr), 'text').as('amr'),
           ])
           .where('admins.id', '=', session.admin_id)
           .where('admins.credential_epoch', '=', session.credential_epoch)

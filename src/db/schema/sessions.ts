@@ -13,4 +13,8 @@ export interface SessionsTable {
   user_agent: string | null;
   /** The admin's credential_epoch when the session began: alive only while they are equal. */
   credential_epoch: Generated<number>;
+  /** Assurance the session was signed in with (`aal1`/`aal2`), kept by every refresh. */
+  acr: Generated<string>;
+  /** RFC 8176 methods, space-separated (`pwd otp mfa`). */
+  amr: Generated<string>;
 }

@@ -26,7 +26,7 @@ export interface ValidationItem {
 }
 
 /** Fields whose values never appear in an error body, at whatever depth they are found. */
-export const SECRET_FIELDS: ReadonlySet<string> = new Set(['password', 'refresh_token', 'current_password', 'new_password']);
+export const SECRET_FIELDS: ReadonlySet<string> = new Set(['password', 'refresh_token', 'current_password', 'new_password', 'code', 'mfa_token']);
 
 const REDACTED = '[redacted]';
 

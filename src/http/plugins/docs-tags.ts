@@ -5,6 +5,7 @@
 export const TAG = {
   signIn: 'sign-in and tokens',
   sessions: 'sessions',
+  mfa: 'second factor',
   keys: 'keys',
   operations: 'operations',
 } as const;
@@ -20,6 +21,12 @@ export const OPENAPI_TAGS = [
     name: TAG.sessions,
     description:
       'What a bearer access token stands for, checked against its session; your own sessions and password (Authorize with the access token).',
+  },
+  {
+    name: TAG.mfa,
+    description:
+      'Second factors of administrators: answer the 403 of a login with a TOTP or recovery code; enroll, list and remove factors; ' +
+      'renew recovery codes. Once an admin has a factor, changing factors needs an access token signed in with one (acr aal2).',
   },
   {
     name: TAG.keys,

@@ -32,6 +32,8 @@ export function registerMeRoute(app: FastifyInstance, deps: AppContext): void {
         sid: claims.sid,
         iat: claims.iat,
         exp: claims.exp,
+        acr: claims.acr,
+        amr: claims.amr,
       };
     },
   );

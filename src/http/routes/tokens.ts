@@ -6,6 +6,8 @@ import { logout } from '../../auth/logout.js';
 import { exchangeRefreshToken } from '../../auth/refresh.js';
 import { noStore, requestContext } from '../request-context.js';
 import { TAG } from '../plugins/docs-tags.js';
+import { SecondFactorRequired } from '../mfa-schemas.js';
+import { sendLoginAnswer } from './login-answer.js';
 import { ErrorBodies, LoginBody, LoginResponse, RefreshResponse, RefreshTokenBody, bodyErrors } from '../schemas.js';
 
 /** The two contract endpoints and logout: parse, call the domain, send. */
@@ -17,21 +19,13 @@ export function registerTokenRoutes(app: FastifyInstance, deps: AppContext): voi
         summary: 'Sign in as a school administrator',
         tags: [TAG.signIn],
         body: LoginBody,
-        response: { 200: LoginResponse, ...bodyErrors({ 401: ErrorBodies.loginRefused, 429: ErrorBodies.throttled }) },
+        response: { 200: LoginResponse, ...bodyErrors({ 401: ErrorBodies.loginRefused, 403: SecondFactorRequired, 429: ErrorBodies.throttled }) },
       },
     },
     async (request, reply) => {
       const { school_id, username, password } = request.body;
       const result = await login(deps, { schoolId: school_id, username, password }, requestContext(request));
-      return noStore(reply).send({
-        access_token: result.accessToken,
-        expires_in: result.expiresIn,
-        school_id: result.schoolId,
-        username: result.username,
-        token_type: 'bearer',
-        refresh_token: result.refreshToken,
-        refresh_expires_in: result.refreshExpiresIn,
-      });
+      return sendLoginAnswer(reply, result);
     },
   );
 

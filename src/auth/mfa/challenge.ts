@@ -1,0 +1,52 @@
+import { nowSeconds } from '../../clock.js';
+import type { AppContext } from '../../context.js';
+import type { AdminForLogin } from '../../db/queries/admins.js';
+import { insertChallenge } from '../../db/queries/mfa-challenges.js';
+import { listFactors } from '../../db/queries/mfa-factors.js';
+import { countRecoveryCodesLeft } from '../../db/queries/mfa-recovery-codes.js';
+import { findSchool } from '../../db/queries/schools.js';
+import type { Db } from '../../db/database.js';
+import { MFA_TOKEN_LIFETIME, generateMfaToken, hashMfaToken } from './mfa-token.js';
+
+export type MfaMethod = 'totp' | 'recovery_code';
+
+/** What a right password answers when a second factor must follow (the 403 of DESIGN.md §6). */
+export interface SecondFactorChallenge {
+  readonly mfaToken: string;
+  readonly methods: readonly MfaMethod[];
+  readonly expiresIn: number;
+  /** True when the admin has no factor yet and must enroll one (a `required` school). */
+  readonly enrollment: boolean;
+}
+
+/** The methods an admin can answer a challenge with: their confirmed factors' types, then recovery codes. */
+export async function availableMethods(db: Db, adminId: string): Promise<MfaMethod[]> {
+  const factors = await listFactors(db, adminId);
+  if (factors.length === 0) return [];
+  const methods = [...new Set(factors.map((factor) => factor.type as MfaMethod))];
+  if ((await countRecoveryCodesLeft(db, adminId)) > 0) methods.push('recovery_code');
+  return methods;
+}
+
+/**
+ * Decides, once the password is known to be right, whether the session must wait for a second
+ * factor; if so it stores a challenge and returns its mfa_token. Undefined: sign in as before.
+ * Only reached after a right password, so the extra queries tell nobody whether an account exists.
+ */
+export async function secondFactorChallenge(deps: AppContext, admin: AdminForLogin): Promise<SecondFactorChallenge | undefined> {
+  const methods = await availableMethods(deps.db, admin.id);
+  const enrollment = methods.length === 0;
+  if (enrollment && (await findSchool(deps.db, admin.school_key))?.mfa_policy !== 'required') return undefined;
+  const mfaToken = generateMfaToken();
+  const now = nowSeconds(deps.clock);
+  await insertChallenge(deps.db, {
+    token_hash: hashMfaToken(mfaToken),
+    admin_id: admin.id,
+    purpose: enrollment ? 'enroll' : 'login',
+    credential_epoch: admin.credential_epoch,
+    created_at: now,
+    expires_at: now + MFA_TOKEN_LIFETIME,
+    consumed_at: null,
+  });
+  return { mfaToken, methods, expiresIn: MFA_TOKEN_LIFETIME, enrollment };
+}

@@ -1,0 +1,32 @@
+import { nowSeconds } from '../../clock.js';
+import type { AppContext } from '../../context.js';
+import { claimTotpStep, listFactors, type MfaFactor } from '../../db/queries/mfa-factors.js';
+import { useRecoveryCode } from '../../db/queries/mfa-recovery-codes.js';
+import { PASSWORD_AND_OTP, PASSWORD_AND_RECOVERY_CODE, type Assurance } from './assurance.js';
+import type { MfaMethod } from './challenge.js';
+import { hashRecoveryCode } from './recovery-codes.js';
+import { openFactorSecret } from './secret-box.js';
+import { matchTotpStep } from './totp.js';
+
+/**
+ * Checks a TOTP code against one factor and, if it matches, claims its time step: a step no
+ * later than the last one accepted is refused, so each code (and each earlier code) works once.
+ */
+export async function checkTotpFactor(deps: AppContext, factor: MfaFactor, code: string): Promise<boolean> {
+  const secret = openFactorSecret(factor.secret, factor.id, deps.config.keyEncryption);
+  const step = matchTotpStep(secret, code, deps.clock.now());
+  if (step === undefined) return false;
+  return claimTotpStep(deps.db, factor.id, step, nowSeconds(deps.clock));
+}
+
+/** The assurance a right code proves, or undefined for a wrong (or reused) one. */
+export async function checkSecondFactor(deps: AppContext, adminId: string, method: MfaMethod, code: string): Promise<Assurance | undefined> {
+  if (method === 'recovery_code') {
+    const used = await useRecoveryCode(deps.db, adminId, hashRecoveryCode(code), nowSeconds(deps.clock));
+    return used ? PASSWORD_AND_RECOVERY_CODE : undefined;
+  }
+  for (const factor of await listFactors(deps.db, adminId)) {
+    if (factor.type === 'totp' && (await checkTotpFactor(deps, factor, code))) return PASSWORD_AND_OTP;
+  }
+  return undefined;
+}

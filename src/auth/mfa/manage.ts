@@ -1,0 +1,45 @@
+import { nowSeconds } from '../../clock.js';
+import type { AppContext } from '../../context.js';
+import { deleteFactor, listFactors } from '../../db/queries/mfa-factors.js';
+import { countRecoveryCodesLeft, deleteRecoveryCodes, replaceRecoveryCodes } from '../../db/queries/mfa-recovery-codes.js';
+import { AppError } from '../../errors.js';
+import { aboutAdmin, recordEvent, type RequestContext } from '../audit.js';
+import { requireFactorManager, type MfaPrincipal } from './principal.js';
+import { generateRecoveryCodes, hashRecoveryCode } from './recovery-codes.js';
+
+/** An admin's confirmed factors (never their secrets) and how many recovery codes are left. */
+export async function describeFactors(deps: AppContext, adminId: string) {
+  const factors = await listFactors(deps.db, adminId);
+  return {
+    factors: factors.map((factor) => ({
+      factorId: factor.id,
+      type: factor.type,
+      name: factor.name,
+      createdAt: factor.created_at,
+      lastUsedAt: factor.last_used_at,
+    })),
+    recoveryCodesLeft: await countRecoveryCodesLeft(deps.db, adminId),
+  };
+}
+
+/**
+ * Removes one factor (aal2 once the admin has a confirmed one). Without any confirmed factor
+ * left the recovery codes go too: they stand for a second factor the admin no longer has.
+ */
+export async function removeFactor(deps: AppContext, principal: MfaPrincipal, factorId: string, context: RequestContext): Promise<void> {
+  await requireFactorManager(deps, principal, false);
+  const adminId = principal.admin.id;
+  if (!(await deleteFactor(deps.db, adminId, factorId))) throw new AppError('NOT_FOUND');
+  if ((await listFactors(deps.db, adminId)).length === 0) await deleteRecoveryCodes(deps.db, adminId);
+  await recordEvent(deps.db, deps.clock, context, { type: 'mfa.removed', ...aboutAdmin(principal.admin), detail: factorId });
+}
+
+/** A new set of recovery codes (aal2); the old set stops working at once. */
+export async function renewRecoveryCodes(deps: AppContext, principal: MfaPrincipal, context: RequestContext): Promise<string[]> {
+  const { hasFactor } = await requireFactorManager(deps, principal, false);
+  if (!hasFactor) throw new AppError('MFA_NOT_ENROLLED');
+  const codes = generateRecoveryCodes();
+  await replaceRecoveryCodes(deps.db, principal.admin.id, codes.map(hashRecoveryCode), nowSeconds(deps.clock));
+  await recordEvent(deps.db, deps.clock, context, { type: 'mfa.recovery_codes_renewed', ...aboutAdmin(principal.admin) });
+  return codes;
+}

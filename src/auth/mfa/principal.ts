@@ -1,0 +1,41 @@
+import type { AppContext } from '../../context.js';
+import { listFactors } from '../../db/queries/mfa-factors.js';
+import { findChallengeAdmin } from '../../db/queries/mfa-challenges.js';
+import { AppError } from '../../errors.js';
+import { authenticateAccessToken } from '../current-admin.js';
+import type { Acr } from './assurance.js';
+import { openChallenge } from './verify.js';
+
+type Admin = NonNullable<Awaited<ReturnType<typeof findChallengeAdmin>>>;
+
+/** Who manages second factors: an access token's admin, or (first factor only) an mfa_token's. */
+export type MfaPrincipal =
+  | { readonly kind: 'access'; readonly admin: Admin; readonly acr: Acr }
+  | { readonly kind: 'mfa_token'; readonly admin: Admin; readonly opened: Awaited<ReturnType<typeof openChallenge>> };
+
+/**
+ * The bearer of a management request. An access token is a JWT (it has dots); an mfa_token is
+ * 43 base64url characters without any, so the two can never be taken for each other.
+ */
+export async function authenticateMfaPrincipal(deps: AppContext, bearer: string): Promise<MfaPrincipal> {
+  if (!bearer.includes('.')) {
+    const opened = await openChallenge(deps, bearer);
+    return { kind: 'mfa_token', admin: opened.admin, opened };
+  }
+  const claims = await authenticateAccessToken(deps, bearer);
+  const admin = await findChallengeAdmin(deps.db, claims.sub);
+  if (admin === undefined) throw new AppError('INVALID_ACCESS_TOKEN');
+  return { kind: 'access', admin, acr: claims.acr };
+}
+
+/**
+ * Changing the factors of an admin who has one needs proof of one: an aal2 access token (RFC
+ * 9470 step-up). Without any factor yet, an aal1 token may enroll, and so may an mfa_token
+ * (the `required` school's enrollment during login) when `mfaTokenAllowed`.
+ */
+export async function requireFactorManager(deps: AppContext, principal: MfaPrincipal, mfaTokenAllowed: boolean): Promise<{ hasFactor: boolean }> {
+  const hasFactor = (await listFactors(deps.db, principal.admin.id)).length > 0;
+  if (principal.kind === 'mfa_token' && (hasFactor || !mfaTokenAllowed)) throw new AppError('INVALID_ACCESS_TOKEN');
+  if (principal.kind === 'access' && hasFactor && principal.acr !== 'aal2') throw new AppError('MFA_STEP_UP_REQUIRED');
+  return { hasFactor };
+}

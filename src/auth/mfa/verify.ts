@@ -1,0 +1,65 @@
+import { nowSeconds } from '../../clock.js';
+import type { AppContext } from '../../context.js';
+import { consumeChallenge, findChallengeAdmin, findLiveChallenge, takeChallengeGuess } from '../../db/queries/mfa-challenges.js';
+import { releaseMfaAttempt } from '../../db/queries/mfa-throttle.js';
+import { AppError } from '../../errors.js';
+import { aboutAdmin, recordEvent, type RequestContext } from '../audit.js';
+import { startSession, type LoginResult } from '../login.js';
+import { accountOf } from '../throttle-rules.js';
+import type { Assurance } from './assurance.js';
+import type { MfaMethod } from './challenge.js';
+import { checkSecondFactor } from './factor-check.js';
+import { hashMfaToken } from './mfa-token.js';
+import { admitSecondFactor, recordSecondFactorFailure } from './second-factor-throttle.js';
+
+export interface SecondFactorAnswer {
+  readonly mfaToken: string;
+  readonly method: MfaMethod;
+  readonly code: string;
+}
+
+/** A live challenge and its admin, or the one 401 for every dead or unknown mfa_token. */
+export async function openChallenge(deps: AppContext, mfaToken: string) {
+  const tokenHash = hashMfaToken(mfaToken);
+  const challenge = await findLiveChallenge(deps.db, tokenHash, nowSeconds(deps.clock));
+  const admin = challenge === undefined ? undefined : await findChallengeAdmin(deps.db, challenge.admin_id);
+  if (challenge === undefined || admin === undefined) throw new AppError('MFA_TOKEN_INVALID');
+  return { tokenHash, challenge, admin };
+}
+
+/**
+ * Completes a sign-in with its second factor. Both limits are taken before the code is checked,
+ * each by one conditional update, so parallel guesses cannot exceed them: the admin's throttle
+ * (10 in 15 minutes, lock at 100 in a row) and the mfa_token's 5 guesses. The session starts
+ * through login's own code, at the credential epoch the password was checked at.
+ */
+export async function verifySecondFactor(deps: AppContext, answer: SecondFactorAnswer, context: RequestContext): Promise<LoginResult> {
+  const { tokenHash, challenge, admin } = await openChallenge(deps, answer.mfaToken);
+  const attempt = await admitSecondFactor(deps, admin);
+  if (!(await takeChallengeGuess(deps.db, tokenHash, nowSeconds(deps.clock)))) throw new AppError('MFA_TOKEN_INVALID');
+  const assurance = await checkSecondFactor(deps, admin.id, answer.method, answer.code);
+  if (assurance === undefined) {
+    await recordSecondFactorFailure(deps, admin, attempt, context, `wrong ${answer.method}`);
+    throw new AppError('MFA_INVALID');
+  }
+  return completeSignIn(deps, { tokenHash, challenge, admin }, assurance, context);
+}
+
+/**
+ * The second factor was right: ends the challenge (of two right answers in parallel, one wins),
+ * gives the throttle its reservation back and starts the session.
+ */
+export async function completeSignIn(
+  deps: AppContext,
+  opened: Awaited<ReturnType<typeof openChallenge>>,
+  assurance: Assurance,
+  context: RequestContext,
+): Promise<LoginResult> {
+  const { tokenHash, challenge, admin } = opened;
+  if (!(await consumeChallenge(deps.db, tokenHash, nowSeconds(deps.clock)))) throw new AppError('MFA_TOKEN_INVALID');
+  await releaseMfaAttempt(deps.db, admin.id);
+  await recordEvent(deps.db, deps.clock, context, { type: 'mfa.success', ...aboutAdmin(admin), detail: assurance.amr.join(' ') });
+  // startSession settles the login throttle for this account and address, as a login does.
+  const client = { account: accountOf(admin.school_key, admin.username_key), ip: context.ip ?? 'unknown' };
+  return startSession(deps, { ...admin, credential_epoch: challenge.credential_epoch }, client, context, assurance);
+}
