@@ -6,6 +6,7 @@ import { isoSeconds, printRows } from '../output.js';
 import { readNewPassword } from '../password-input.js';
 import { count } from '../plural.js';
 import { say, withServices } from '../run.js';
+import { registerAdminMfaCommands } from './mfa.js';
 
 interface AdminOptions {
   school: string;
@@ -80,4 +81,6 @@ export function registerAdminCommands(program: Command): void {
         printRows(rows, options.json === true, 'no administrators');
       }, 'none'),
     );
+
+  registerAdminMfaCommands(admin, identify);
 }

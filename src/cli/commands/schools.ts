@@ -4,6 +4,7 @@ import { listSchools } from '../../db/queries/schools.js';
 import { isoSeconds, printRows } from '../output.js';
 import { count } from '../plural.js';
 import { say, withServices } from '../run.js';
+import { registerSchoolMfaCommand } from './mfa.js';
 
 export function registerSchoolCommands(program: Command): void {
   const school = program.command('school').description('manage schools');
@@ -29,6 +30,7 @@ export function registerSchoolCommands(program: Command): void {
           school_id: row.school_id,
           name: row.name,
           status: row.suspended_at === null ? 'active' : 'suspended',
+          mfa_policy: row.mfa_policy,
           created_at: isoSeconds(row.created_at),
         }));
         printRows(rows, options.json === true, 'no schools yet; create one with: school-auth school add <school_id>');
@@ -54,4 +56,6 @@ export function registerSchoolCommands(program: Command): void {
         say(`school ${JSON.stringify(schoolId)} resumed`);
       }),
     );
+
+  registerSchoolMfaCommand(school);
 }

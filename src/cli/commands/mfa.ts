@@ -1,0 +1,48 @@
+import type { Command } from 'commander';
+import { describeAdminMfa, resetAdminMfa, setMfaPolicy } from '../../auth/mfa/operator.js';
+import { isoSeconds, printRows } from '../output.js';
+import { count } from '../plural.js';
+import { say, withServices } from '../run.js';
+
+/** `school mfa <school_id> optional|required`, under the `school` command. */
+export function registerSchoolMfaCommand(school: Command): void {
+  school
+    .command('mfa <school_id> <policy>')
+    .description('second-factor policy: optional (admins with a factor present it) or required (every admin)')
+    .action((schoolId: string, policy: string) =>
+      withServices(async (services) => {
+        await setMfaPolicy(services, schoolId, policy);
+        say(`school ${JSON.stringify(schoolId)}: second factor ${policy}`);
+      }),
+    );
+}
+
+/** `admin mfa list|reset --school ID --username NAME`, under the `admin` command. */
+export function registerAdminMfaCommands(admin: Command, identify: (command: Command) => Command): void {
+  const mfa = admin.command('mfa').description("an administrator's second factors");
+
+  identify(mfa.command('list').description('list the second factors of an administrator'))
+    .option('--json', 'print JSON')
+    .action((options: { school: string; username: string; json?: boolean }) =>
+      withServices(async (services) => {
+        const described = await describeAdminMfa(services, { schoolId: options.school, username: options.username });
+        const rows = described.factors.map((factor) => ({
+          factor_id: factor.id,
+          type: factor.type,
+          name: factor.name,
+          created_at: isoSeconds(factor.created_at),
+          last_used_at: isoSeconds(factor.last_used_at),
+        }));
+        printRows(rows, options.json === true, 'no second factor');
+        if (options.json !== true) say(`${count(described.recoveryCodesLeft, 'recovery code')} left${described.locked ? '; locked' : ''}`);
+      }, 'none'),
+    );
+
+  identify(mfa.command('reset').description('remove every second factor and recovery code, and end the sessions')).action(
+    (options: { school: string; username: string }) =>
+      withServices(async (services) => {
+        const reset = await resetAdminMfa(services, { schoolId: options.school, username: options.username });
+        say(`second factor reset: ${count(reset.factors, 'factor')} removed; ${count(reset.sessions, 'session')} ended`);
+      }),
+  );
+}
