@@ -6,6 +6,7 @@ import {
   deleteStaleCounters,
 } from '../db/queries/housekeeping.js';
 import type { AppContext } from '../context.js';
+import { deleteChallenges } from '../db/queries/mfa-challenges.js';
 
 const DAY = 86_400;
 
@@ -27,5 +28,7 @@ export async function prune(deps: Pick<AppContext, 'db' | 'clock' | 'config'>, o
     counters: await deleteStaleCounters(deps.db, now - counterHorizon, throttle.lockoutFailures),
     clientIps: await deleteStaleClientIps(deps.db, now - throttle.knownIpDays * DAY),
     events: options.eventDays === undefined ? 0 : await deleteEventsBefore(deps.db, (now - options.eventDays * DAY) * 1000),
+    // An expired mfa_token can never be answered: nothing needs its row.
+    mfaChallenges: await deleteChallenges(deps.db, { expiredBefore: now }),
   };
 }

@@ -4,7 +4,7 @@ import { consumeChallenge, findChallengeAdmin, findLiveChallenge, takeChallengeG
 import { releaseMfaAttempt } from '../../db/queries/mfa-throttle.js';
 import { AppError } from '../../errors.js';
 import { aboutAdmin, recordEvent, type RequestContext } from '../audit.js';
-import { startSession, type LoginResult } from '../login.js';
+import { startSession, type LoginResult } from '../session-start.js';
 import { accountOf } from '../throttle-rules.js';
 import type { Assurance } from './assurance.js';
 import type { MfaMethod } from './challenge.js';
