@@ -29,14 +29,16 @@ export async function openChallenge(deps: AppContext, mfaToken: string) {
 
 /**
  * Completes a sign-in with its second factor. Both limits are taken before the code is checked,
- * each by one conditional update, so parallel guesses cannot exceed them: the admin's throttle
- * (10 in 15 minutes, lock at 100 in a row) and the mfa_token's 5 guesses. The session starts
+ * each by one conditional update, so parallel guesses cannot exceed them: the mfa_token's 5
+ * guesses and the admin's throttle (10 in 15 minutes, lock at 100 in a row). The session starts
  * through login's own code, at the credential epoch the password was checked at.
  */
 export async function verifySecondFactor(deps: AppContext, answer: SecondFactorAnswer, context: RequestContext): Promise<LoginResult> {
   const { tokenHash, challenge, admin } = await openChallenge(deps, answer.mfaToken);
-  const attempt = await admitSecondFactor(deps, admin);
+  // The token's guess first: a dead or spent mfa_token (a lost race, a double submit) is refused
+  // before it can count against the admin's throttle.
   if (!(await takeChallengeGuess(deps.db, tokenHash, nowSeconds(deps.clock)))) throw new AppError('MFA_TOKEN_INVALID');
+  const attempt = await admitSecondFactor(deps, admin);
   const assurance = await checkSecondFactor(deps, admin.id, answer.method, answer.code);
   if (assurance === undefined) {
     await recordSecondFactorFailure(deps, admin, attempt, context, `wrong ${answer.method}`);
