@@ -5,6 +5,7 @@ import { revokeSessions } from '../db/queries/sessions.js';
 import { AppError } from '../errors.js';
 import type { AccessTokenClaims } from './access-token.js';
 import { aboutAdmin, recordEvent, type RequestContext } from './audit.js';
+import type { Acr } from './mfa/assurance.js';
 import type { AppContext } from '../context.js';
 import { isGrantAlive } from './refresh.js';
 
@@ -15,8 +16,8 @@ export interface OwnSession {
   readonly lastUsedAt: number;
   readonly ip: string | null;
   readonly userAgent: string | null;
-  /** Assurance level the session signed in with; every session is password-only until a second factor exists. */
-  readonly acr: 'aal1';
+  /** Assurance level the session signed in with, kept for its whole life. */
+  readonly acr: Acr;
   readonly current: boolean;
 }
 
@@ -32,7 +33,7 @@ export async function listOwnSessions(deps: AppContext, claims: AccessTokenClaim
       lastUsedAt: row.last_used_at,
       ip: row.ip,
       userAgent: row.user_agent,
-      acr: 'aal1',
+      acr: row.acr === 'aal2' ? 'aal2' : 'aal1',
       current: row.id === claims.sid,
     }));
 }

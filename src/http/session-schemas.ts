@@ -14,7 +14,7 @@ export const SessionsResponse = Type.Object(
         last_used_at: isoTime('Last sign-in or refresh, written at most once a minute'),
         ip: Type.Union([Type.String(), Type.Null()], { description: 'Client IP at sign-in' }),
         user_agent: Type.Union([Type.String(), Type.Null()], { description: 'User-Agent at sign-in' }),
-        acr: Type.String({ description: 'Assurance level: aal1 (password only)', examples: ['aal1'] }),
+        acr: Type.String({ description: 'Assurance level: aal1 (password only) or aal2 (with a second factor)', examples: ['aal1', 'aal2'] }),
         current: Type.Boolean({ description: 'True for the session of the presented token' }),
       }),
     ),

@@ -132,6 +132,13 @@ describe.each(TEST_DIALECTS)('sign-in with a second factor on %s', (dialect) => 
     expect({ acr: claims.acr, amr: claims.amr }).toEqual({ acr: 'aal2', amr: ['pwd', 'otp', 'mfa'] });
     const me = await t.app.inject({ method: 'GET', url: '/admin/auth/me', headers: bearer(signedIn.access_token) });
     expect(me.json()).toMatchObject({ acr: 'aal2', amr: ['pwd', 'otp', 'mfa'] });
+    const own = await t.app.inject({ method: 'GET', url: '/admin/auth/sessions', headers: bearer(signedIn.access_token) });
+    const sessions = own.json<{ sessions: Array<{ acr: string; current: boolean }> }>().sessions;
+    // The session of the enrollment was signed in with the password only; this one with TOTP.
+    expect(sessions.map(({ acr, current }) => ({ acr, current }))).toEqual([
+      { acr: 'aal2', current: true },
+      { acr: 'aal1', current: false },
+    ]);
 
     const plain = await seedAdmin(t.services, { username: 'bob' });
     const aal1 = await signIn(t.app, plain);

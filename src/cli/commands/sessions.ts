@@ -33,8 +33,8 @@ export function registerSessionCommands(program: Command): void {
           expires_at: isoSeconds(row.expires_at),
           ip: row.ip,
           user_agent: row.user_agent,
-          // What GET /admin/auth/sessions shows: password-only sessions until a second factor exists.
-          acr: 'aal1',
+          // What GET /admin/auth/sessions shows: the level the session signed in with.
+          acr: row.acr,
         }));
         printRows(rows, options.json === true, 'no sessions');
       }, 'none'),

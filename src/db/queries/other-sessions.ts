@@ -5,7 +5,7 @@ import { LIVENESS_COLUMNS, revokeSessions, selectSessionsWithOwner } from './ses
 /** An admin's sessions not revoked yet, newest first, with what decides whether each is alive. */
 export function listUnrevokedSessionsOfAdmin(db: Db, adminId: string) {
   return selectSessionsWithOwner(db)
-    .select(['sessions.id', 'sessions.created_at', 'sessions.ip', 'sessions.user_agent', ...LIVENESS_COLUMNS])
+    .select(['sessions.id', 'sessions.created_at', 'sessions.ip', 'sessions.user_agent', 'sessions.acr', ...LIVENESS_COLUMNS])
     .where('sessions.admin_id', '=', adminId)
     .where('sessions.revoked_at', 'is', null)
     .orderBy('sessions.created_at', 'desc')
