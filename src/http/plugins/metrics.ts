@@ -4,11 +4,13 @@ import type { WorkQueue } from '../../auth/work-queue.js';
 import type { Database } from '../../db/database.js';
 import type { ResponseObserver } from '../request-lifecycle.js';
 
-type Outcome = 'success' | 'refused' | 'throttled' | 'invalid_body' | 'error';
+type Outcome = 'success' | 'refused' | 'throttled' | 'invalid_body' | 'error' | 'second_factor_required' | 'locked';
 
 /** What a contract endpoint's status code says about the attempt. */
-function outcomeOf(status: number): Outcome {
+function outcomeOf(status: number, route: string): Outcome {
   if (status < 300) return 'success';
+  // A login's 403 asks for the second factor; a verification's 403 is a locked second factor.
+  if (status === 403) return route === '/admin/auth/login' ? 'second_factor_required' : 'locked';
   if (status === 401) return 'refused';
   if (status === 429) return 'throttled';
   if (status === 400 || status === 413 || status === 422) return 'invalid_body';
@@ -39,6 +41,13 @@ export function registerMetrics(app: FastifyInstance, sources: { database: Datab
   collectDefaultMetrics({ register: registry });
   const logins = new Counter({ name: 'school_auth_logins_total', help: 'Login attempts by outcome', labelNames: ['outcome'], registers: [registry] });
   const refreshes = new Counter({ name: 'school_auth_refreshes_total', help: 'Refresh attempts by outcome', labelNames: ['outcome'], registers: [registry] });
+  const secondFactors = new Counter({
+    name: 'school_auth_mfa_verifications_total',
+    help: 'Second-factor verifications by outcome',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const counted: Record<string, Counter | undefined> = { '/admin/auth/login': logins, '/auth/refresh': refreshes, '/admin/auth/mfa/verify': secondFactors };
   const duration = new Histogram({
     name: 'school_auth_http_request_duration_seconds',
     help: 'Request duration by route, method and status',
@@ -76,10 +85,10 @@ export function registerMetrics(app: FastifyInstance, sources: { database: Datab
   });
 
   const observerFor = (route: string): ResponseObserver => {
-    const outcomes = route === '/admin/auth/login' ? logins : route === '/auth/refresh' ? refreshes : undefined;
+    const outcomes = counted[route];
     return (request, reply) => {
       duration.observe({ route, method: request.method, status: reply.statusCode }, reply.elapsedTime / 1000);
-      outcomes?.inc({ outcome: outcomeOf(reply.statusCode) });
+      outcomes?.inc({ outcome: outcomeOf(reply.statusCode, route) });
     };
   };
   // Each route observes its own answers with its label bound once: reading the route per request
