@@ -6,9 +6,11 @@ export { openServices } from './services.js';
 export {
   createAccessTokenVerifier,
   requireAccessToken,
+  InsufficientAuthenticationError,
   RevocationsUnavailableError,
   SessionRevokedError,
   type AccessTokenVerifier,
+  type AssuranceLevel,
   type VerifiedAccessToken,
   type VerifierOptions,
 } from './verifier.js';

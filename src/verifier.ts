@@ -3,8 +3,10 @@ import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { ACCESS_TOKEN_TYPE } from './auth/access-token-type.js';
 import { assertTokenLifetime } from './auth/token-lifetime.js';
 import { RevocationFollower, RevocationsUnavailableError, SessionRevokedError } from './revocation-follower.js';
+import { InsufficientAuthenticationError, assertAcr, stepUpChallenge, type AssuranceLevel } from './verifier-acr.js';
 
 export { RevocationsUnavailableError, SessionRevokedError } from './revocation-follower.js';
+export { InsufficientAuthenticationError, type AssuranceLevel } from './verifier-acr.js';
 
 /** The claims of a verified school-auth access token. */
 export interface VerifiedAccessToken extends JWTPayload {
@@ -13,6 +15,10 @@ export interface VerifiedAccessToken extends JWTPayload {
   username: string;
   sid: string;
   exp: number;
+  /** `aal1` (password only) or `aal2` (with a second factor); absent in tokens of older versions. */
+  acr?: AssuranceLevel;
+  /** RFC 8176 methods: `pwd`, `otp`, `mfa`. */
+  amr?: string[];
 }
 
 export interface VerifierOptions {
@@ -49,6 +55,8 @@ export interface VerifierOptions {
    * keeps checking against the last known list, so a session ended meanwhile works until `exp`.
    */
   readonly whenRevocationsStale?: 'refuse' | 'accept';
+  /** `'aal2'` refuses tokens of sessions signed in without a second factor (InsufficientAuthenticationError). */
+  readonly requireAcr?: AssuranceLevel;
 }
 
 /** school-auth's default ACCESS_TOKEN_TTL. */
@@ -113,6 +121,7 @@ export function createAccessTokenVerifier(options: VerifierOptions): AccessToken
     }
     assertTokenLifetime(payload, maxTokenAge, Math.floor(Date.now() / 1000));
     await assertSessionLive(follower, options, payload.sid);
+    assertAcr(payload, options.requireAcr);
     return payload as VerifiedAccessToken;
   };
   return Object.assign(verify, { close: () => follower?.stop() });
@@ -139,6 +148,11 @@ export function requireAccessToken(verify: VerifyAccessToken) {
       // The feed is unreadable and the verifier fails closed: not the client's fault, try later.
       if (error instanceof RevocationsUnavailableError) {
         await reply.code(503).header('retry-after', '10').send({ detail: 'Service temporarily unavailable' });
+        return;
+      }
+      // A valid token at too low a level: RFC 9470 tells the client to sign in with a second factor.
+      if (error instanceof InsufficientAuthenticationError) {
+        await reply.code(401).header('www-authenticate', stepUpChallenge(error.required)).send({ detail: 'This operation needs a session signed in with a second factor' });
         return;
       }
       await reply.code(401).header('www-authenticate', 'Bearer').send({ detail: 'Could not validate credentials' });
