@@ -44,7 +44,7 @@ async function migratorFor(database: Database): Promise<Migrator> {
  */
 export async function migrateToLatest(database: Database): Promise<string[]> {
   const migrator = await migratorFor(database);
-  const { error, results } = await database.withMigrationLock(() => migrator.migrateToLatest());
+  const { error, results } = await retryingSchemaRace(() => database.withMigrationLock(() => migrator.migrateToLatest()));
   if (error !== undefined) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
   return (results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName);
 }
@@ -52,6 +52,30 @@ export async function migrateToLatest(database: Database): Promise<string[]> {
 /** True when every known migration has been applied (used by /readyz). */
 export async function isMigrated(database: Database): Promise<boolean> {
   const migrator = await migratorFor(database);
-  const applied = await migrator.getMigrations();
+  const applied = await retryingSchemaRace(() => migrator.getMigrations());
   return applied.every((migration) => migration.executedAt !== undefined);
+}
+
+/**
+ * Kysely looks for its bookkeeping tables by listing the tables of every schema, checking each
+ * schema's privileges: a schema that someone else drops meanwhile (another application, another
+ * school-auth) fails that listing with `invalid_schema_name`, though nothing is wrong with ours.
+ * Such a failure is retried a few times. Kysely reports it as a result or throws it.
+ */
+async function retryingSchemaRace<T>(work: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    const outcome = await work().then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+    const failure = 'error' in outcome ? outcome.error : (outcome.value as { error?: unknown }).error;
+    if (!isSchemaDroppedMeanwhile(failure) || attempt >= attempts) {
+      if ('error' in outcome) throw outcome.error;
+      return outcome.value;
+    }
+  }
+}
+
+function isSchemaDroppedMeanwhile(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '3F000';
 }

@@ -212,8 +212,8 @@ describe('jsonInvalidItem', () => {
 });
 
 describe('SECRET_FIELDS', () => {
-  it('names the two secrets of the contract', () => {
-    expect([...SECRET_FIELDS].sort()).toEqual(['password', 'refresh_token']);
+  it('names the secrets of the contract: passwords, refresh token, second factor code and token', () => {
+    expect([...SECRET_FIELDS].sort()).toEqual(['code', 'current_password', 'mfa_token', 'new_password', 'password', 'refresh_token']);
   });
 });
 

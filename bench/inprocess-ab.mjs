@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+// Paired, alternating in-process A/B of two builds of school-auth on one scenario.
+//   node bench/inprocess-ab.mjs <treeA> <treeB> <refresh|rotation|invalid> [pairs=5] [requests=3000]
+// Each tree is a checkout with its dist/ built and node_modules/ installed. Every run is a fresh
+// process on a fresh SQLite database (or BENCH_PG_URL's database, which must be empty), driving
+// the real app through app.inject() 20 requests at a time. It prints each run's CPU time per
+// request (main thread and thread pool together) and throughput, then the median B/A ratios.
+import process from 'node:process';
+import console from 'node:console';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { dirname, join, resolve } from 'node:path';
+
+const [treeA, treeB, scenario, pairsArg, requestsArg] = process.argv.slice(2);
+if (treeA === undefined || treeB === undefined || !['refresh', 'rotation', 'invalid'].includes(scenario ?? '')) {
+  process.stderr.write('usage: node bench/inprocess-ab.mjs <treeA> <treeB> <refresh|rotation|invalid> [pairs] [requests]\n');
+  process.exit(2);
+}
+const pairs = Number(pairsArg ?? 5);
+const runner = join(dirname(fileURLToPath(import.meta.url)), 'lib', 'inprocess-run.mjs');
+const env = { ...process.env, UV_THREADPOOL_SIZE: '1' };
+
+function run(tree) {
+  const out = execFileSync(process.execPath, [runner, resolve(tree), scenario, requestsArg ?? '3000'], { env, encoding: 'utf8' });
+  return JSON.parse(out.trim().split('\n').at(-1));
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+const cpu = [];
+const rate = [];
+for (let pair = 1; pair <= pairs; pair += 1) {
+  const a = run(treeA);
+  const b = run(treeB);
+  cpu.push(b.cpu_us / a.cpu_us);
+  rate.push(b.rate / a.rate);
+  console.log(`pair ${pair}: A ${a.cpu_us} µs/request ${a.rate}/s, B ${b.cpu_us} µs/request ${b.rate}/s`);
+}
+console.log(`${scenario}: B/A CPU per request, median ${median(cpu).toFixed(3)}; B/A throughput, median ${median(rate).toFixed(3)} (${pairs} pairs)`);
