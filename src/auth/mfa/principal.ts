@@ -1,12 +1,12 @@
 import type { AppContext } from '../../context.js';
 import { listFactors } from '../../db/queries/mfa-factors.js';
-import { findChallengeAdmin } from '../../db/queries/mfa-challenges.js';
+import { findAdminById } from '../../db/queries/admins.js';
 import { AppError } from '../../errors.js';
 import { authenticateAccessToken } from '../current-admin.js';
 import type { Acr } from './assurance.js';
 import { openChallenge } from './verify.js';
 
-type Admin = NonNullable<Awaited<ReturnType<typeof findChallengeAdmin>>>;
+type Admin = NonNullable<Awaited<ReturnType<typeof findAdminById>>>;
 
 /** Who manages second factors: an access token's admin, or (first factor only) an mfa_token's. */
 export type MfaPrincipal =
@@ -23,7 +23,7 @@ export async function authenticateMfaPrincipal(deps: AppContext, bearer: string)
     return { kind: 'mfa_token', admin: opened.admin, opened };
   }
   const claims = await authenticateAccessToken(deps, bearer);
-  const admin = await findChallengeAdmin(deps.db, claims.sub);
+  const admin = await findAdminById(deps.db, claims.sub);
   if (admin === undefined) throw new AppError('INVALID_ACCESS_TOKEN');
   return { kind: 'access', admin, acr: claims.acr };
 }

@@ -1,6 +1,7 @@
 import { nowSeconds } from '../../clock.js';
 import type { AppContext } from '../../context.js';
-import { consumeChallenge, findChallengeAdmin, findLiveChallenge, takeChallengeGuess } from '../../db/queries/mfa-challenges.js';
+import { findAdminById } from '../../db/queries/admins.js';
+import { consumeChallenge, findLiveChallenge, takeChallengeGuess } from '../../db/queries/mfa-challenges.js';
 import { releaseMfaAttempt } from '../../db/queries/mfa-throttle.js';
 import { AppError } from '../../errors.js';
 import { aboutAdmin, recordEvent, type RequestContext } from '../audit.js';
@@ -22,7 +23,7 @@ export interface SecondFactorAnswer {
 export async function openChallenge(deps: AppContext, mfaToken: string) {
   const tokenHash = hashMfaToken(mfaToken);
   const challenge = await findLiveChallenge(deps.db, tokenHash, nowSeconds(deps.clock));
-  const admin = challenge === undefined ? undefined : await findChallengeAdmin(deps.db, challenge.admin_id);
+  const admin = challenge === undefined ? undefined : await findAdminById(deps.db, challenge.admin_id);
   if (challenge === undefined || admin === undefined) throw new AppError('MFA_TOKEN_INVALID');
   return { tokenHash, challenge, admin };
 }

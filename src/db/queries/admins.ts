@@ -10,15 +10,20 @@ export interface AdminForLogin extends Admin {
   school_suspended_at: number | null;
 }
 
-export async function findAdminForLogin(db: Db, schoolKey: string, usernameKey: string): Promise<AdminForLogin | undefined> {
-  // PostgreSQL text cannot hold NUL, and no account has one (identifiers refuse control
-  // characters): such a name is simply unknown, on both databases.
-  if (schoolKey.includes('\0') || usernameKey.includes('\0')) return undefined;
+/** Admins with what sign-in needs to know about their school. */
+function selectAdminsWithSchool(db: Db) {
   return db
     .selectFrom('admins')
     .innerJoin('schools', 'schools.key', 'admins.school_key')
     .selectAll('admins')
-    .select(['schools.school_id', 'schools.suspended_at as school_suspended_at'])
+    .select(['schools.school_id', 'schools.suspended_at as school_suspended_at']);
+}
+
+export async function findAdminForLogin(db: Db, schoolKey: string, usernameKey: string): Promise<AdminForLogin | undefined> {
+  // PostgreSQL text cannot hold NUL, and no account has one (identifiers refuse control
+  // characters): such a name is simply unknown, on both databases.
+  if (schoolKey.includes('\0') || usernameKey.includes('\0')) return undefined;
+  return selectAdminsWithSchool(db)
     .where('admins.school_key', '=', schoolKey)
     .where('admins.username_key', '=', usernameKey)
     .executeTakeFirst();
@@ -26,11 +31,7 @@ export async function findAdminForLogin(db: Db, schoolKey: string, usernameKey: 
 
 /** The admin behind an access token's `sub`, with the same school columns as for login. */
 export function findAdminById(db: Db, adminId: string): Promise<AdminForLogin | undefined> {
-  return db
-    .selectFrom('admins')
-    .innerJoin('schools', 'schools.key', 'admins.school_key')
-    .selectAll('admins')
-    .select(['schools.school_id', 'schools.suspended_at as school_suspended_at'])
+  return selectAdminsWithSchool(db)
     .where('admins.id', '=', adminId)
     .executeTakeFirst();
 }

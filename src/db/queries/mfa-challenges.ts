@@ -60,14 +60,3 @@ export async function deleteChallenges(db: Db, scope: { adminId: string } | { ex
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
-
-/** The admin a challenge belongs to, with the school columns login reads (see findAdminForLogin). */
-export function findChallengeAdmin(db: Db, adminId: string) {
-  return db
-    .selectFrom('admins')
-    .innerJoin('schools', 'schools.key', 'admins.school_key')
-    .selectAll('admins')
-    .select(['schools.school_id', 'schools.suspended_at as school_suspended_at'])
-    .where('admins.id', '=', adminId)
-    .executeTakeFirst();
-}
