@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { AccessTokenClaims } from '../auth/access-token.js';
-import { authenticateAccessToken } from '../auth/current-admin.js';
+import { authenticateSelfService } from '../auth/self-service-auth.js';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { bearerToken } from './routes/me.js';
@@ -15,11 +15,11 @@ declare module 'fastify' {
 /**
  * A preValidation hook for the self-service routes: the bearer token is checked before the body,
  * so without a valid token of a live session nothing about the body is answered (as FastAPI's
- * security dependencies run before body validation).
+ * security dependencies run before body validation). An admin with a second factor needs an aal2 token.
  */
 export function requireBearer(deps: AppContext) {
   return async (request: FastifyRequest): Promise<void> => {
-    request.adminClaims = await authenticateAccessToken(deps, bearerToken(request.headers.authorization));
+    request.adminClaims = await authenticateSelfService(deps, bearerToken(request.headers.authorization));
   };
 }
 
