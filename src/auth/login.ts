@@ -7,7 +7,8 @@ import { PASSWORD_ONLY } from './mfa/assurance.js';
 import { secondFactorChallenge, type SecondFactorChallenge } from './mfa/challenge.js';
 import { startSession, type LoginResult } from './session-start.js';
 import { accountOf } from './throttle-rules.js';
-import { lockedByThisFailure, releaseLoginAttempt, reserveLoginAttempt } from './throttle.js';
+import { admitPasswordCheck, recordPasswordFailure } from './login-attempt.js';
+import { releaseLoginAttempt } from './throttle.js';
 
 export type { LoginResult } from './session-start.js';
 
@@ -28,13 +29,7 @@ export async function login(deps: AppContext, credentials: Credentials, context:
   const account = accountOf(schoolKey, usernameKey);
   const ip = context.ip ?? 'unknown';
   const audit = { schoolId: schoolKey, username: credentials.username };
-  const reservation = await reserveLoginAttempt(deps, account, ip);
-  if (!reservation.granted) {
-    if (reservation.firstRefusal) {
-      await recordEvent(deps.db, deps.clock, context, { type: 'login.throttled', ...audit, detail: `retry after ${reservation.wait}s` });
-    }
-    throw new AppError('LOGIN_THROTTLED', { headers: { 'retry-after': String(reservation.wait) } });
-  }
+  const reservation = await admitPasswordCheck(deps, account, ip, context, audit);
   const { admin, passwordMatches } = await checkCredentials(deps, schoolKey, usernameKey, credentials.password).catch(async (error: unknown) => {
     // Not checked (hash queue full, database error): not a failure either.
     await releaseLoginAttempt(deps, account, ip).catch(() => undefined);
@@ -42,12 +37,7 @@ export async function login(deps: AppContext, credentials: Credentials, context:
   });
   const refusal = refusalReason(admin, passwordMatches);
   if (refusal !== undefined || admin === undefined) {
-    // The attempt was already counted as a failure when it was let through.
-    const entry = { ...audit, adminId: admin?.id ?? null };
-    await recordEvent(deps.db, deps.clock, context, { type: 'login.failure', ...entry, detail: refusal ?? null });
-    if (lockedByThisFailure(reservation, deps.config.throttle)) {
-      await recordEvent(deps.db, deps.clock, context, { type: 'account.locked', ...entry });
-    }
+    await recordPasswordFailure(deps, reservation, context, { ...audit, adminId: admin?.id ?? null }, refusal ?? null);
     throw new AppError('LOGIN_REFUSED');
   }
   await upgradeHashIfNeeded(deps, admin, credentials.password);

@@ -7,7 +7,8 @@ import { aboutAdmin, recordEvent, type RequestContext } from './audit.js';
 import type { AppContext } from '../context.js';
 import { checkNewPassword } from './passwords.js';
 import { accountOf } from './throttle-rules.js';
-import { lockedByThisFailure, releaseLoginAttempt, reserveLoginAttempt } from './throttle.js';
+import { admitPasswordCheck, recordPasswordFailure } from './login-attempt.js';
+import { releaseLoginAttempt } from './throttle.js';
 
 /** A new password that breaks the rules: the route turns it into a 422 item at ["body","new_password"]. */
 export class NewPasswordRejected extends Error {
@@ -51,24 +52,14 @@ export async function changeOwnPassword(
 async function checkCurrentPassword(deps: AppContext, admin: AdminForLogin, password: string, context: RequestContext): Promise<void> {
   const account = accountOf(admin.school_key, admin.username_key);
   const ip = context.ip ?? 'unknown';
-  const reservation = await reserveLoginAttempt(deps, account, ip);
-  if (!reservation.granted) {
-    if (reservation.firstRefusal) {
-      await recordEvent(deps.db, deps.clock, context, { type: 'login.throttled', ...aboutAdmin(admin), detail: `retry after ${reservation.wait}s` });
-    }
-    throw new AppError('LOGIN_THROTTLED', { headers: { 'retry-after': String(reservation.wait) } });
-  }
+  const reservation = await admitPasswordCheck(deps, account, ip, context, aboutAdmin(admin));
   const matches = await deps.hasher.verify(admin.password_hash, password).catch(async (error: unknown) => {
     // Not checked (hash queue full): not a failure either.
     await releaseLoginAttempt(deps, account, ip).catch(() => undefined);
     throw error;
   });
   if (!matches) {
-    // Already counted as a failure when the attempt was reserved.
-    await recordEvent(deps.db, deps.clock, context, { type: 'login.failure', ...aboutAdmin(admin), detail: 'wrong_current_password' });
-    if (lockedByThisFailure(reservation, deps.config.throttle)) {
-      await recordEvent(deps.db, deps.clock, context, { type: 'account.locked', ...aboutAdmin(admin) });
-    }
+    await recordPasswordFailure(deps, reservation, context, aboutAdmin(admin), 'wrong_current_password');
     throw new AppError('INCORRECT_PASSWORD');
   }
   // The right password is not a failure: give the reserved attempt back.
