@@ -67,7 +67,7 @@ export function endAllSessions(db: Db, scope: { adminId: string } | { schoolKey:
 
 /**
  * Sessions with their admin and school: the one join that says who owns a session and whether
- * it may still be used (see isSessionAlive in auth/).
+ * it may still be used (see isGrantAlive in auth/refresh.ts).
  */
 export function selectSessionsWithOwner(db: Db) {
   return db
