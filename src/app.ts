@@ -10,6 +10,7 @@ import { registerOpenApi } from './http/plugins/openapi.js';
 import { registerMeRoute } from './http/routes/me.js';
 import { registerMfaEnrollRoutes } from './http/routes/mfa-enroll.js';
 import { registerMfaFactorRoutes } from './http/routes/mfa-factors.js';
+import { registerPasskeyRoutes } from './http/routes/mfa-passkeys.js';
 import { registerMfaVerifyRoute } from './http/routes/mfa-verify.js';
 import { registerOperationRoutes } from './http/routes/operations.js';
 import { registerPasswordRoute } from './http/routes/password.js';
@@ -70,6 +71,7 @@ export async function buildApp(deps: AppContext): Promise<FastifyInstance> {
   registerMfaVerifyRoute(app, deps);
   registerMfaEnrollRoutes(app, deps);
   registerMfaFactorRoutes(app, deps);
+  registerPasskeyRoutes(app, deps);
   registerSessionRoutes(app, deps);
   registerPasswordRoute(app, deps);
   registerRevocationRoute(app, deps);

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { defaultIssuer, issuerProblem } from './issuer.js';
 import { readKeyEncryptionKey, type KeyEncryptionKey } from './key-encryption-key.js';
+import { readWebauthnConfig, type WebauthnConfig } from './webauthn-config.js';
 
 export type JwtAlg = 'ES256' | 'EdDSA' | 'RS256';
 export type SqliteSynchronous = 'NORMAL' | 'FULL';
@@ -48,6 +49,8 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** Encrypts private signing keys at rest (KEY_ENCRYPTION_KEY_FILE); undefined stores them in plaintext. */
   readonly keyEncryption: KeyEncryptionKey | undefined;
+  /** Passkeys and security keys (WEBAUTHN_*); undefined when WEBAUTHN_RP_ID is unset. */
+  readonly webauthn: WebauthnConfig | undefined;
 }
 
 /** Brute-force throttling (DESIGN.md §4); counts are failures, times are seconds. */
@@ -170,6 +173,13 @@ function readManagement(read: Reader, port: number): Config['management'] {
   return { host: read.string('MANAGEMENT_HOST', '127.0.0.1'), port: managementPort };
 }
 
+function readWebauthn(read: Reader): WebauthnConfig | undefined {
+  const names = { rpId: 'WEBAUTHN_RP_ID', rpName: 'WEBAUTHN_RP_NAME', origins: 'WEBAUTHN_ORIGINS' } as const;
+  const { config, problems } = readWebauthnConfig({ rpId: read.optional(names.rpId), rpName: read.optional(names.rpName), origins: read.optional(names.origins) });
+  read.problems.push(...problems);
+  return config;
+}
+
 /** Reads and validates the configuration; throws ConfigError listing every invalid variable. */
 export function loadConfig(env: Env = process.env): Config {
   const read = new Reader(env);
@@ -241,6 +251,7 @@ export function loadConfig(env: Env = process.env): Config {
     docsEnabled: read.bool('DOCS_ENABLED', true),
     corsOrigins: read.origins('CORS_ORIGINS'),
     keyEncryption: read.keyFile('KEY_ENCRYPTION_KEY_FILE'),
+    webauthn: readWebauthn(read),
   };
   if (read.problems.length > 0) throw new ConfigError(read.problems);
   return config;

@@ -27,6 +27,8 @@ export const catalogue = {
   MFA_LOCKED: { status: 403, detail: 'Second factor locked; an operator must reset it', headers: {} },
   MFA_NOT_ENROLLED: { status: 409, detail: 'No second factor enrolled', headers: {} },
   MFA_THROTTLED: { status: 429, detail: 'Too many failed second factors. Try again later.', headers: {} },
+  PASSKEYS_OFF: { status: 404, detail: 'Passkeys are not enabled on this server', headers: {} },
+  PASSKEY_REGISTRATION_FAILED: { status: 400, detail: 'Passkey registration failed', headers: {} },
   BODY_UNPARSABLE: { status: 400, detail: 'There was an error parsing the body', headers: {} },
   NOT_FOUND: { status: 404, detail: 'Not Found', headers: {} },
   BODY_TOO_LARGE: { status: 413, detail: 'Request body too large', headers: {} },

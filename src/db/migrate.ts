@@ -8,6 +8,7 @@ import { credentialEpoch } from './migrations/005-credential-epoch.js';
 import { throttleRefusals } from './migrations/006-throttle-refusals.js';
 import { sessionRevocationIndex } from './migrations/007-session-revocation-index.js';
 import { secondFactor } from './migrations/008-second-factor.js';
+import { webauthn } from './migrations/009-webauthn.js';
 
 /** Every migration, in order. Names are permanent once released. */
 const migrations: Record<string, Migration> = {
@@ -19,6 +20,7 @@ const migrations: Record<string, Migration> = {
   '006-throttle-refusals': throttleRefusals,
   '007-session-revocation-index': sessionRevocationIndex,
   '008-second-factor': secondFactor,
+  '009-webauthn': webauthn,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

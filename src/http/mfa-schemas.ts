@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { credentialSchema } from './passkey-schemas.js';
 import { errorBody } from './schemas.js';
 
 /** Length limits of the second-factor fields: beyond them a 422 `string_too_long`. */
@@ -6,15 +7,18 @@ export const MFA_LIMITS = { mfa_token: 128, method: 32, code: 64, factor_id: 64 
 
 const mfaToken = Type.String({ maxLength: MFA_LIMITS.mfa_token, description: 'The mfa_token of the 403 login answer', format: 'password' });
 const code = Type.String({ maxLength: MFA_LIMITS.code, description: 'A 6-digit TOTP code or a recovery code', format: 'password' });
-const mfaMethods = Type.Array(Type.Union([Type.Literal('totp'), Type.Literal('recovery_code')]), {
-  description: 'What the admin can answer with (later also `webauthn`)',
+const mfaMethods = Type.Array(Type.Union([Type.Literal('totp'), Type.Literal('webauthn'), Type.Literal('recovery_code')]), {
+  description: 'What the admin can answer with',
 });
 const recoveryCodes = Type.Array(Type.String(), { description: '10 single-use codes, shown this once' });
 
 export const MfaVerifyBody = Type.Object({
   mfa_token: mfaToken,
-  method: Type.String({ maxLength: MFA_LIMITS.method, enum: ['totp', 'recovery_code'], description: '`totp` or `recovery_code`' }),
-  code,
+  method: Type.String({ maxLength: MFA_LIMITS.method, enum: ['totp', 'webauthn', 'recovery_code'], description: '`totp`, `webauthn` or `recovery_code`' }),
+  code: Type.Optional(code),
+  credential: Type.Optional(
+    credentialSchema('With `webauthn`: the result of navigator.credentials.get() for the options of POST /admin/auth/mfa/webauthn/options, as credential.toJSON()'),
+  ),
 });
 
 export const TotpConfirmBody = Type.Object({
@@ -42,7 +46,7 @@ export const TotpEnrollment = Type.Object(
   { description: 'An unconfirmed TOTP factor; confirm it with a first code' },
 );
 
-export const TotpConfirmed = Type.Object(
+export const FactorConfirmed = Type.Object(
   {
     factor_id: Type.String(),
     recovery_codes: Type.Union([recoveryCodes, Type.Null()], { description: 'With the first factor only, else null' }),
@@ -62,7 +66,7 @@ export const FactorList = Type.Object(
     factors: Type.Array(
       Type.Object({
         factor_id: Type.String(),
-        type: Type.String({ description: '`totp` (later also `webauthn`)' }),
+        type: Type.String({ description: '`totp` or `webauthn`' }),
         name: Type.String(),
         created_at: Type.String({ description: 'ISO 8601 UTC' }),
         last_used_at: Type.Union([Type.String(), Type.Null()]),

@@ -158,7 +158,7 @@ describe.each(TEST_DIALECTS)('sign-in with a second factor on %s', (dialect) => 
     expect(tooLong.json().detail[0]).toMatchObject({ type: 'string_type', loc: ['body', 'code'], input: '[redacted]' });
     const method = await postJson(t.app, '/admin/auth/mfa/verify', { mfa_token: 'x', method: 'sms', code: '1' });
     expect(method.json()).toEqual({
-      detail: [{ type: 'literal_error', loc: ['body', 'method'], msg: "Input should be 'totp' or 'recovery_code'", input: 'sms', ctx: { expected: "'totp' or 'recovery_code'" } }],
+      detail: [{ type: 'literal_error', loc: ['body', 'method'], msg: "Input should be 'totp', 'webauthn' or 'recovery_code'", input: 'sms', ctx: { expected: "'totp', 'webauthn' or 'recovery_code'" } }],
     });
   });
 });

@@ -8,7 +8,7 @@ import { findSchool } from '../../db/queries/schools.js';
 import type { Db } from '../../db/database.js';
 import { MFA_TOKEN_LIFETIME, generateMfaToken, hashMfaToken } from './mfa-token.js';
 
-export type MfaMethod = 'totp' | 'recovery_code';
+export type MfaMethod = 'totp' | 'webauthn' | 'recovery_code';
 
 /** What a right password answers when a second factor must follow (the 403 of DESIGN.md §6). */
 export interface SecondFactorChallenge {

@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js';
 import { claimTotpStep, listFactors, type MfaFactor } from '../../db/queries/mfa-factors.js';
 import { useRecoveryCode } from '../../db/queries/mfa-recovery-codes.js';
 import { PASSWORD_AND_OTP, PASSWORD_AND_RECOVERY_CODE, type Assurance } from './assurance.js';
-import type { MfaMethod } from './challenge.js';
+import { checkPasskey } from './passkey-sign-in.js';
 import { hashRecoveryCode } from './recovery-codes.js';
 import { openFactorSecret } from './secret-box.js';
 import { matchTotpStep } from './totp.js';
@@ -19,14 +19,23 @@ export async function checkTotpFactor(deps: AppContext, factor: MfaFactor, code:
   return claimTotpStep(deps.db, factor.id, step, nowSeconds(deps.clock));
 }
 
-/** The assurance a right code proves, or undefined for a wrong (or reused) one. */
-export async function checkSecondFactor(deps: AppContext, adminId: string, method: MfaMethod, code: string): Promise<Assurance | undefined> {
-  if (method === 'recovery_code') {
-    const used = await useRecoveryCode(deps.db, adminId, hashRecoveryCode(code), nowSeconds(deps.clock));
+/** What answers a sign-in's challenge: a code (TOTP or recovery) or a passkey's assertion. */
+export type SecondFactorProof =
+  | { readonly method: 'totp' | 'recovery_code'; readonly code: string }
+  | { readonly method: 'webauthn'; readonly credential: unknown };
+
+/**
+ * The assurance a right answer to the sign-in `tokenHash` proves, or undefined for a wrong (or
+ * reused) one.
+ */
+export async function checkSecondFactor(deps: AppContext, adminId: string, tokenHash: string, proof: SecondFactorProof): Promise<Assurance | undefined> {
+  if (proof.method === 'webauthn') return checkPasskey(deps, adminId, tokenHash, proof.credential);
+  if (proof.method === 'recovery_code') {
+    const used = await useRecoveryCode(deps.db, adminId, hashRecoveryCode(proof.code), nowSeconds(deps.clock));
     return used ? PASSWORD_AND_RECOVERY_CODE : undefined;
   }
   for (const factor of await listFactors(deps.db, adminId)) {
-    if (factor.type === 'totp' && (await checkTotpFactor(deps, factor, code))) return PASSWORD_AND_OTP;
+    if (factor.type === 'totp' && (await checkTotpFactor(deps, factor, proof.code))) return PASSWORD_AND_OTP;
   }
   return undefined;
 }

@@ -8,16 +8,11 @@ import { aboutAdmin, recordEvent, type RequestContext } from '../audit.js';
 import { startSession, type LoginResult } from '../session-start.js';
 import { accountOf } from '../throttle-rules.js';
 import type { Assurance } from './assurance.js';
-import type { MfaMethod } from './challenge.js';
-import { checkSecondFactor } from './factor-check.js';
+import { checkSecondFactor, type SecondFactorProof } from './factor-check.js';
 import { hashMfaToken } from './mfa-token.js';
 import { admitSecondFactor, recordSecondFactorFailure } from './second-factor-throttle.js';
 
-export interface SecondFactorAnswer {
-  readonly mfaToken: string;
-  readonly method: MfaMethod;
-  readonly code: string;
-}
+export type SecondFactorAnswer = SecondFactorProof & { readonly mfaToken: string };
 
 /** A live challenge and its admin, or the one 401 for every dead or unknown mfa_token. */
 export async function openChallenge(deps: AppContext, mfaToken: string) {
@@ -40,7 +35,7 @@ export async function verifySecondFactor(deps: AppContext, answer: SecondFactorA
   // before it can count against the admin's throttle.
   if (!(await takeChallengeGuess(deps.db, tokenHash, nowSeconds(deps.clock)))) throw new AppError('MFA_TOKEN_INVALID');
   const attempt = await admitSecondFactor(deps, admin);
-  const assurance = await checkSecondFactor(deps, admin.id, answer.method, answer.code);
+  const assurance = await checkSecondFactor(deps, admin.id, tokenHash, answer);
   if (assurance === undefined) {
     await recordSecondFactorFailure(deps, admin, attempt, context, `wrong ${answer.method}`);
     throw new AppError('MFA_INVALID');

@@ -52,11 +52,18 @@ export async function consumeChallenge(db: Db, tokenHash: string, now: number): 
   return result.numUpdatedRows > 0n;
 }
 
-/** Expired challenges, for housekeeping; and all of an admin's, when their factors are reset. */
+/**
+ * Expired challenges, for housekeeping; and all of an admin's, when their factors are reset:
+ * sign-ins waiting for a second factor and pending passkey registrations alike.
+ */
 export async function deleteChallenges(db: Db, scope: { adminId: string } | { expiredBefore: number }): Promise<number> {
-  const result = await db
-    .deleteFrom('mfa_challenges')
-    .where((eb) => ('adminId' in scope ? eb('admin_id', '=', scope.adminId) : eb('expires_at', '<=', scope.expiredBefore)))
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+  let deleted = 0n;
+  for (const table of ['mfa_challenges', 'webauthn_registrations'] as const) {
+    const result = await db
+      .deleteFrom(table)
+      .where((eb) => ('adminId' in scope ? eb('admin_id', '=', scope.adminId) : eb('expires_at', '<=', scope.expiredBefore)))
+      .executeTakeFirst();
+    deleted += result.numDeletedRows;
+  }
+  return Number(deleted);
 }

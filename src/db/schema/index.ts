@@ -10,6 +10,7 @@ import type { SchoolsTable } from './schools.js';
 import type { SessionsTable } from './sessions.js';
 import type { SigningKeysTable } from './signing-keys.js';
 import type { ThrottleCountersTable } from './throttle-counters.js';
+import type { WebauthnRegistrationsTable } from './webauthn-registrations.js';
 
 export interface DatabaseSchema {
   schools: SchoolsTable;
@@ -24,4 +25,5 @@ export interface DatabaseSchema {
   mfa_recovery_codes: MfaRecoveryCodesTable;
   mfa_challenges: MfaChallengesTable;
   mfa_throttle: MfaThrottleTable;
+  webauthn_registrations: WebauthnRegistrationsTable;
 }

@@ -15,4 +15,6 @@ export interface MfaChallengesTable {
   expires_at: number;
   failures: Generated<number>;
   consumed_at: number | null;
+  /** The outstanding WebAuthn challenge of this sign-in, if options were asked for; used once. */
+  webauthn_challenge: Generated<string | null>;
 }

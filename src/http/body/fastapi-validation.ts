@@ -9,11 +9,15 @@ export class RawBody {
   constructor(readonly text: string) {}
 }
 
-/** One required string field of a request model, in declaration order. */
+/** One field of a request model, in declaration order: a required string unless told otherwise. */
 export interface FieldSpec {
   readonly name: string;
   /** In code points, as Python's `len` counts. */
   readonly maxLength: number;
+  /** `object`: a JSON object (Pydantic's `dict`), whose members are checked by the route. */
+  readonly kind?: 'string' | 'object';
+  /** Pydantic's `X | None = None`: may be absent or null. */
+  readonly optional?: boolean;
 }
 
 /** One item of a 422 body's `detail`, exactly as FastAPI renders it. */
@@ -79,10 +83,15 @@ export function jsonInvalidItem(position: number, message: string): ValidationIt
 
 function validateField(body: object, field: FieldSpec, echoBody: () => unknown): ValidationItem | undefined {
   const { name, maxLength } = field;
+  const value = ownValue(body, name);
+  if (field.optional === true && (value === undefined || value === null)) return undefined;
   if (!Object.hasOwn(body, name)) {
     return { type: 'missing', loc: ['body', name], msg: 'Field required', input: echoBody() };
   }
-  const value = ownValue(body, name);
+  if (field.kind === 'object') {
+    if (isPlainObject(value)) return undefined;
+    return { type: 'dict_type', loc: ['body', name], msg: 'Input should be a valid dictionary', input: echoField(name, value) };
+  }
   if (typeof value !== 'string') {
     return { type: 'string_type', loc: ['body', name], msg: 'Input should be a valid string', input: echoField(name, value) };
   }
@@ -134,7 +143,7 @@ type Container = unknown[] | Record<string, unknown>;
  * Iterative, and memoised on identity, so neither deep nesting nor a cycle can overflow the
  * stack of a request that is only being rejected.
  */
-function redact(value: unknown): unknown {
+export function redact(value: unknown): unknown {
   const copies = new Map<object, Container>();
   const pending: object[] = [];
   const copyOf = (item: unknown): unknown => {

@@ -6,14 +6,18 @@ import { parseJsonLikePython } from './python-json.js';
 import { ValidationFailure } from './validation-failure.js';
 
 interface ObjectSchema {
-  properties?: Record<string, { maxLength?: number }>;
+  properties?: Record<string, { maxLength?: number; type?: string }>;
+  required?: readonly string[];
 }
 
-/** The string fields of a body schema, in declaration order, with their length limits. */
+/** The fields of a body schema, in declaration order, with their kinds and length limits. */
 export function fieldsOf(schema: ObjectSchema): FieldSpec[] {
+  const required = new Set(schema.required ?? []);
   return Object.entries(schema.properties ?? {}).map(([name, property]) => ({
     name,
     maxLength: property.maxLength ?? Number.MAX_SAFE_INTEGER,
+    kind: property.type === 'object' ? 'object' : 'string',
+    optional: !required.has(name),
   }));
 }
 

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { confirmTotp, startTotpEnrollment } from '../../auth/mfa/enroll.js';
 import { authenticateMfaPrincipal } from '../../auth/mfa/principal.js';
 import type { AppContext } from '../../context.js';
-import { MfaErrorBodies, TotpConfirmBody, TotpConfirmed, TotpEnrollment } from '../mfa-schemas.js';
+import { MfaErrorBodies, TotpConfirmBody, FactorConfirmed, TotpEnrollment } from '../mfa-schemas.js';
 import { TAG } from '../plugins/docs-tags.js';
 import { noStore, requestContext } from '../request-context.js';
 import { ErrorBodies, bodyErrors } from '../schemas.js';
@@ -39,7 +39,7 @@ export function registerMfaEnrollRoutes(app: FastifyInstance, deps: AppContext):
         tags: [TAG.mfa],
         security: [{ bearerAuth: [] }],
         body: TotpConfirmBody,
-        response: { 200: TotpConfirmed, ...bodyErrors({ ...bearerErrors, 404: MfaErrorBodies.notFound }) },
+        response: { 200: FactorConfirmed, ...bodyErrors({ ...bearerErrors, 404: MfaErrorBodies.notFound }) },
       },
     },
     async (request, reply) => {

@@ -1,8 +1,10 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { MfaMethod } from '../../auth/mfa/challenge.js';
+import type { SecondFactorProof } from '../../auth/mfa/factor-check.js';
+import { relyingParty } from '../../auth/mfa/passkey-party.js';
 import { verifySecondFactor } from '../../auth/mfa/verify.js';
 import type { AppContext } from '../../context.js';
+import { redact } from '../body/fastapi-validation.js';
 import { ValidationFailure } from '../body/validation-failure.js';
 import { MfaErrorBodies, MfaVerifyBody } from '../mfa-schemas.js';
 import { TAG } from '../plugins/docs-tags.js';
@@ -10,20 +12,32 @@ import { requestContext } from '../request-context.js';
 import { LoginResponse, bodyErrors } from '../schemas.js';
 import { sendLoginAnswer } from './login-answer.js';
 
-const METHODS: readonly MfaMethod[] = ['totp', 'recovery_code'];
+type Body = Static<typeof MfaVerifyBody>;
 
-/** Pydantic's answer for a `Literal['totp', 'recovery_code']` field given anything else. */
-function checkMethod(method: string): MfaMethod {
-  const known = METHODS.find((candidate) => candidate === method);
-  if (known !== undefined) return known;
-  const expected = "'totp' or 'recovery_code'";
-  throw new ValidationFailure([
-    { type: 'literal_error', loc: ['body', 'method'], msg: `Input should be ${expected}`, input: method, ctx: { expected } },
-  ]);
+const METHODS = ['totp', 'webauthn', 'recovery_code'] as const;
+const EXPECTED = "'totp', 'webauthn' or 'recovery_code'";
+
+/**
+ * The proof the body carries for its method, as a Pydantic model with a `Literal` method and a
+ * validator requiring `code` or `credential` would answer: a literal_error for an unknown
+ * method, a `missing` item for the field the method needs.
+ */
+function proofOf(body: Body): SecondFactorProof {
+  const method = METHODS.find((candidate) => candidate === body.method);
+  if (method === undefined) {
+    throw new ValidationFailure([
+      { type: 'literal_error', loc: ['body', 'method'], msg: `Input should be ${EXPECTED}`, input: body.method, ctx: { expected: EXPECTED } },
+    ]);
+  }
+  const needed = method === 'webauthn' ? 'credential' : 'code';
+  if (body[needed] === undefined || body[needed] === null) {
+    throw new ValidationFailure([{ type: 'missing', loc: ['body', needed], msg: 'Field required', input: redact(body) }]);
+  }
+  return method === 'webauthn' ? { method, credential: body.credential } : { method, code: body.code ?? '' };
 }
 
 export function registerMfaVerifyRoute(app: FastifyInstance, deps: AppContext): void {
-  app.post<{ Body: Static<typeof MfaVerifyBody> }>(
+  app.post<{ Body: Body }>(
     '/admin/auth/mfa/verify',
     {
       schema: {
@@ -41,9 +55,10 @@ export function registerMfaVerifyRoute(app: FastifyInstance, deps: AppContext): 
       },
     },
     async (request, reply) => {
-      const { mfa_token, code } = request.body;
-      const method = checkMethod(request.body.method);
-      const result = await verifySecondFactor(deps, { mfaToken: mfa_token, method, code }, requestContext(request));
+      const proof = proofOf(request.body);
+      // A server without passkeys says so rather than counting the attempt as a wrong factor.
+      if (proof.method === 'webauthn') relyingParty(deps.config);
+      const result = await verifySecondFactor(deps, { mfaToken: request.body.mfa_token, ...proof }, requestContext(request));
       return sendLoginAnswer(reply, result);
     },
   );

@@ -1,0 +1,49 @@
+import { decodeClientDataJSON } from '@simplewebauthn/server/helpers';
+import type { Config } from '../../config.js';
+import type { MfaFactor } from '../../db/queries/mfa-factors.js';
+import type { WebauthnConfig } from '../../webauthn-config.js';
+import { AppError } from '../../errors.js';
+import type { Assurance } from './assurance.js';
+import { MFA_TOKEN_LIFETIME } from './mfa-token.js';
+
+/** ES256, EdDSA, RS256 (COSE ids): what passkeys and security keys offer, as the JWKS does. */
+export const PASSKEY_ALGORITHMS = [-7, -8, -257];
+
+/** How long a browser may take, and how long the challenge is accepted: the mfa_token's life. */
+export const PASSKEY_CHALLENGE_LIFETIME = MFA_TOKEN_LIFETIME;
+export const PASSKEY_TIMEOUT_MS = PASSKEY_CHALLENGE_LIFETIME * 1000;
+
+/** The relying party, or 404 on a server whose operator did not set WEBAUTHN_RP_ID. */
+export function relyingParty(config: Config): WebauthnConfig {
+  if (config.webauthn === undefined) throw new AppError('PASSKEYS_OFF');
+  return config.webauthn;
+}
+
+/**
+ * The challenge a browser signed, read from the credential's clientDataJSON so it can be taken
+ * from the database (once) before the signature is checked; undefined when unreadable.
+ */
+export function signedChallenge(credential: unknown): string | undefined {
+  const response = (credential as { response?: { clientDataJSON?: unknown } }).response;
+  if (typeof response?.clientDataJSON !== 'string') return undefined;
+  try {
+    const { challenge } = decodeClientDataJSON(response.clientDataJSON);
+    return typeof challenge === 'string' ? challenge : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * RFC 8176: a key bound to one authenticator is hardware-held (`hwk`); a synced passkey lives in
+ * a cloud keychain, so it counts as a software-held key (`swk`). Either is AAL2 with the password.
+ */
+export function passkeyAssurance(deviceType: string | null): Assurance {
+  return { acr: 'aal2', amr: ['pwd', deviceType === 'multiDevice' ? 'swk' : 'hwk', 'mfa'] };
+}
+
+/** The browser hints stored with a passkey, as the options want them back. */
+export function transportsOf(factor: Pick<MfaFactor, 'transports'>) {
+  const stored = factor.transports ?? '';
+  return stored === '' ? [] : (stored.split(',') as ('usb' | 'nfc' | 'ble' | 'internal' | 'hybrid' | 'cable' | 'smart-card')[]);
+}
