@@ -76,6 +76,9 @@ const ENDPOINTS: ReadonlyArray<[string, string]> = [
   ['get', '/admin/auth/mfa'],
   ['delete', '/admin/auth/mfa/{factor_id}'],
   ['post', '/admin/auth/mfa/recovery-codes'],
+  ['post', '/admin/auth/mfa/webauthn/registration-options'],
+  ['post', '/admin/auth/mfa/webauthn'],
+  ['post', '/admin/auth/mfa/webauthn/options'],
   ['get', '/auth/revocations'],
   ['get', '/.well-known/jwks.json'],
   ['get', '/healthz'],
@@ -100,6 +103,9 @@ const TAGGED: ReadonlyArray<[string, string, string]> = [
   ['get', '/admin/auth/mfa', 'second factor'],
   ['delete', '/admin/auth/mfa/{factor_id}', 'second factor'],
   ['post', '/admin/auth/mfa/recovery-codes', 'second factor'],
+  ['post', '/admin/auth/mfa/webauthn/registration-options', 'second factor'],
+  ['post', '/admin/auth/mfa/webauthn', 'second factor'],
+  ['post', '/admin/auth/mfa/webauthn/options', 'second factor'],
   ['get', '/auth/revocations', 'keys'],
   ['get', '/.well-known/jwks.json', 'keys'],
   ['get', '/healthz', 'operations'],
@@ -212,7 +218,7 @@ describe('GET /openapi.json', () => {
   });
 
   it('describes the 422 validation body: detail is an array of {type, loc, msg, input} items', () => {
-    for (const [, path] of ENDPOINTS.filter(([method, path]) => method === 'post' && !/\/(revoke-others|mfa\/totp|mfa\/recovery-codes)$/.test(path))) {
+    for (const [, path] of ENDPOINTS.filter(([method, path]) => method === 'post' && !/\/(revoke-others|mfa\/totp|mfa\/recovery-codes|registration-options)$/.test(path))) {
       const body = responseSchema('post', path, 422);
       expect(body.required).toContain('detail');
       const detail = deref(body.properties.detail);
@@ -235,6 +241,9 @@ describe('GET /openapi.json', () => {
     ['get', '/admin/auth/mfa', [401, 503]],
     ['delete', '/admin/auth/mfa/{factor_id}', [401, 404, 503]],
     ['post', '/admin/auth/mfa/recovery-codes', [401, 409, 503]],
+    ['post', '/admin/auth/mfa/webauthn/registration-options', [401, 404, 503]],
+    ['post', '/admin/auth/mfa/webauthn', [400, 401, 404, 413, 422, 503]],
+    ['post', '/admin/auth/mfa/webauthn/options', [400, 401, 404, 409, 413, 422, 503]],
     ['post', '/auth/refresh', [400, 401, 413, 422, 503]],
     ['post', '/auth/logout', [400, 413, 422, 503]],
     ['get', '/admin/auth/me', [401, 503]],
@@ -251,6 +260,24 @@ describe('GET /openapi.json', () => {
       expect(body.required, `${status}`).toContain('detail');
       expect(body.properties.detail, `${status}`).toBeDefined();
     }
+  });
+
+  it('describes the passkey bodies: the verify body takes code or credential by method; options and registration in the browser JSON form', () => {
+    const verifyBody = requestSchema('post', '/admin/auth/mfa/verify');
+    expect([...verifyBody.required].sort()).toEqual(['method', 'mfa_token']);
+    expect(verifyBody.properties.method.enum).toEqual(['totp', 'webauthn', 'recovery_code']);
+    expect(verifyBody.properties.credential.type).toBe('object');
+    expect([...verifyBody.properties.credential.required].sort()).toEqual(['id', 'rawId', 'response', 'type']);
+    const registration = requestSchema('post', '/admin/auth/mfa/webauthn');
+    expect(registration.required).toEqual(['credential']);
+    expect(registration.properties.name.maxLength).toBe(64);
+    expect(requestSchema('post', '/admin/auth/mfa/webauthn/options').required).toEqual(['mfa_token']);
+    const creation = responseSchema('post', '/admin/auth/mfa/webauthn/registration-options', 200);
+    expect(creation.properties).toHaveProperty('challenge');
+    expect(creation.properties).toHaveProperty('excludeCredentials');
+    expect(responseSchema('post', '/admin/auth/mfa/webauthn/options', 200).properties).toHaveProperty('allowCredentials');
+    expect(responseSchema('post', '/admin/auth/mfa/webauthn', 201).properties).toHaveProperty('recovery_codes');
+    expect(JSON.stringify(responseSchema('post', '/admin/auth/mfa/webauthn', 404).properties.detail)).toContain('Passkeys are not enabled on this server');
   });
 
   it('documents the exact detail texts of the login errors', () => {
