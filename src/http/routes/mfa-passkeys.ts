@@ -51,7 +51,8 @@ export function registerPasskeyRoutes(app: FastifyInstance, deps: AppContext): v
     async (request, reply) => {
       const principal = await authenticateMfaPrincipal(deps, bearerToken(request.headers.authorization));
       const { credential, name } = request.body;
-      const confirmed = await registerPasskey(deps, principal, credential, name ?? 'Passkey', requestContext(request));
+      const label = name?.trim() ?? '';
+      const confirmed = await registerPasskey(deps, principal, credential, label === '' ? 'Passkey' : label, requestContext(request));
       const session = confirmed.session === undefined ? {} : loginBody(confirmed.session);
       return noStore(reply).code(201).send({ factor_id: confirmed.factorId, recovery_codes: confirmed.recoveryCodes, ...session });
     },
