@@ -3,17 +3,16 @@ import { nowSeconds } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import { takeChallengeGuess } from '../../db/queries/mfa-challenges.js';
 import { deleteUnconfirmedFactors, findFactor, insertFactor } from '../../db/queries/mfa-factors.js';
-import { replaceRecoveryCodes } from '../../db/queries/mfa-recovery-codes.js';
+import { releaseMfaAttempt } from '../../db/queries/mfa-throttle.js';
 import { AppError } from '../../errors.js';
-import { aboutAdmin, recordEvent, type RequestContext } from '../audit.js';
-import type { LoginResult } from '../login.js';
+import type { RequestContext } from '../audit.js';
 import { PASSWORD_AND_OTP } from './assurance.js';
+import { finishEnrollment, type Confirmation } from './enrollment-finish.js';
 import { checkTotpFactor } from './factor-check.js';
 import { requireFactorManager, type MfaPrincipal } from './principal.js';
-import { generateRecoveryCodes, hashRecoveryCode } from './recovery-codes.js';
+import { admitSecondFactor, recordSecondFactorFailure } from './second-factor-throttle.js';
 import { sealFactorSecret } from './secret-box.js';
 import { generateTotpSecret, otpauthUri } from './totp.js';
-import { completeSignIn } from './verify.js';
 
 /** The name authenticator apps show above the code. */
 const TOTP_ISSUER = 'school-auth';
@@ -42,31 +41,27 @@ export async function startTotpEnrollment(deps: AppContext, principal: MfaPrinci
   return { factorId, secret, otpauthUri: otpauthUri(secret, TOTP_ISSUER, `${admin.school_id}:${admin.username}`) };
 }
 
-export interface Confirmation {
-  readonly factorId: string;
-  /** With the admin's first factor only. */
-  readonly recoveryCodes: string[] | null;
-  /** When enrolled with an mfa_token: the first code also completes the sign-in. */
-  readonly session?: LoginResult;
-}
-
 /**
- * Confirms a TOTP factor with a first code. Through an mfa_token the guess counts against the
- * token's 5, and the right code completes the sign-in too (as Auth0's associate-then-verify does),
- * so the admin need not wait 30 s for a second code.
+ * Confirms a TOTP factor with a first code. Every guess goes through the admin's second-factor
+ * throttle, as at sign-in: otherwise a stolen aal1 access token would buy unlimited guesses at a
+ * code. Through an mfa_token the guess also counts against the token's 5 (taken first, as in
+ * verifySecondFactor), and the right code completes the sign-in too, so the admin need not wait
+ * 30 s for a second code.
  */
 export async function confirmTotp(deps: AppContext, principal: MfaPrincipal, factorId: string, code: string, context: RequestContext): Promise<Confirmation> {
   const { hasFactor } = await requireFactorManager(deps, principal, true);
-  const factor = await findFactor(deps.db, principal.admin.id, factorId);
+  const { admin } = principal;
+  const factor = await findFactor(deps.db, admin.id, factorId);
   if (factor === undefined || factor.confirmed_at !== null) throw new AppError('NOT_FOUND');
   if (principal.kind === 'mfa_token' && !(await takeChallengeGuess(deps.db, principal.opened.tokenHash, nowSeconds(deps.clock)))) {
     throw new AppError('MFA_TOKEN_INVALID');
   }
-  if (!(await checkTotpFactor(deps, factor, code))) throw new AppError('MFA_INVALID');
-  const recoveryCodes = hasFactor ? null : generateRecoveryCodes();
-  if (recoveryCodes !== null) await replaceRecoveryCodes(deps.db, principal.admin.id, recoveryCodes.map(hashRecoveryCode), nowSeconds(deps.clock));
-  await recordEvent(deps.db, deps.clock, context, { type: 'mfa.enrolled', ...aboutAdmin(principal.admin), detail: `totp ${factorId}` });
-  if (principal.kind === 'access') return { factorId, recoveryCodes };
-  const session = await completeSignIn(deps, principal.opened, PASSWORD_AND_OTP, context);
-  return { factorId, recoveryCodes, session };
+  const attempt = await admitSecondFactor(deps, admin);
+  if (!(await checkTotpFactor(deps, factor, code))) {
+    await recordSecondFactorFailure(deps, admin, attempt, context, `wrong totp confirming ${factorId}`);
+    throw new AppError('MFA_INVALID');
+  }
+  // A right code gives the reservation back; on the mfa_token path completeSignIn does.
+  if (principal.kind === 'access') await releaseMfaAttempt(deps.db, admin.id);
+  return finishEnrollment(deps, principal, { factorId, hasFactor, detail: `totp ${factorId}`, assurance: PASSWORD_AND_OTP }, context);
 }
