@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openFactorSecret, sealFactorSecret, sealStoredTotpSecrets } from '../../src/auth/mfa/secret-box.js';
+import { replaceTotpSecret } from '../../src/db/queries/mfa-secrets.js';
+import type { KeyEncryptionKey } from '../../src/key-encryption-key.js';
+import { seedAdmin, testConfig, useTestApps, type TestApp } from '../helpers/app.js';
+import { TEST_DIALECTS } from '../helpers/database.js';
+import { adminWithTotp } from '../helpers/mfa.js';
+
+const keyDir = mkdtempSync(join(tmpdir(), 'school-auth-totp-seal-'));
+afterAll(() => rmSync(keyDir, { recursive: true, force: true }));
+
+function newKeyFile(): string {
+  const path = join(keyDir, `${randomBytes(4).toString('hex')}.key`);
+  writeFileSync(path, `${randomBytes(32).toString('base64')}\n`);
+  chmodSync(path, 0o600);
+  return path;
+}
+
+function newKey(): KeyEncryptionKey {
+  const key = testConfig({ KEY_ENCRYPTION_KEY_FILE: newKeyFile() }).keyEncryption;
+  if (key === undefined) throw new Error('the test key file was not read');
+  return key;
+}
+
+/** Alice and bob, each with a confirmed TOTP factor stored as the app stores it. */
+async function twoAdminsWithTotp(t: TestApp) {
+  const alice = await adminWithTotp(t, await seedAdmin(t.services));
+  const bob = await adminWithTotp(t, await seedAdmin(t.services, { username: 'bob' }));
+  return [alice, bob];
+}
+
+function stored(t: TestApp) {
+  return t.services.db.selectFrom('mfa_factors').select(['id', 'secret']).orderBy('id').execute();
+}
+
+describe.each(TEST_DIALECTS)('sealing stored TOTP secrets on %s', (dialect) => {
+  const open = useTestApps(dialect);
+
+  it('two runs at once seal each plaintext secret exactly once, and each opens to its secret', async () => {
+    const t = await open();
+    const admins = await twoAdminsWithTotp(t);
+    const keyEncryption = newKey();
+    const context = { db: t.services.db, clock: t.clock, config: { keyEncryption } };
+    const runs = await Promise.all([sealStoredTotpSecrets(context), sealStoredTotpSecrets(context)]);
+    expect(runs.map((run) => run.sealed).reduce((a, b) => a + b)).toBe(2);
+    for (const run of runs) expect(run.sealed + run.alreadySealed).toBe(2);
+    for (const { factorId, secret } of admins) {
+      const row = (await stored(t)).find(({ id }) => id === factorId);
+      expect(row?.secret).toMatch(/^enc:v1:/);
+      expect(openFactorSecret(row?.secret ?? '', factorId, keyEncryption)).toBe(secret);
+    }
+    expect(await sealStoredTotpSecrets(context)).toEqual({ sealed: 0, alreadySealed: 2 });
+  });
+
+  it('a secret that changed since it was read is not overwritten, and a passkey row is never a TOTP secret', async () => {
+    const t = await open();
+    const [alice] = await twoAdminsWithTotp(t);
+    const factorId = alice?.factorId ?? '';
+    const keyEncryption = newKey();
+    // What a concurrent re-enrollment would have written after `keys encrypt` read the row.
+    await t.services.db.updateTable('mfa_factors').set({ secret: 'JBSWY3DPEHPK3PXP' }).where('id', '=', factorId).execute();
+    const staleSeal = sealFactorSecret(alice?.secret ?? '', factorId, keyEncryption);
+    expect(await replaceTotpSecret(t.services.db, factorId, alice?.secret ?? '', staleSeal)).toBe(false);
+    expect((await stored(t)).find(({ id }) => id === factorId)?.secret).toBe('JBSWY3DPEHPK3PXP');
+
+    await t.services.db.updateTable('mfa_factors').set({ type: 'webauthn', secret: '' }).where('id', '=', factorId).execute();
+    expect(await replaceTotpSecret(t.services.db, factorId, '', sealFactorSecret('', factorId, keyEncryption))).toBe(false);
+    expect(await sealStoredTotpSecrets({ db: t.services.db, clock: t.clock, config: { keyEncryption } })).toEqual({ sealed: 1, alreadySealed: 0 });
+    expect((await stored(t)).find(({ id }) => id === factorId)?.secret).toBe('');
+  });
+
+  it('refuses, before sealing anything, when a secret is sealed under another key file', async () => {
+    const first = newKeyFile();
+    const t = await open({ KEY_ENCRYPTION_KEY_FILE: first });
+    const [, bob] = await twoAdminsWithTotp(t);
+    const bobId = bob?.factorId ?? '';
+    await t.services.db.updateTable('mfa_factors').set({ secret: bob?.secret ?? '' }).where('id', '=', bobId).execute();
+    const before = await stored(t);
+    const other = newKey();
+    await expect(sealStoredTotpSecrets({ db: t.services.db, clock: t.clock, config: { keyEncryption: other } })).rejects.toThrow(
+      new RegExp(`cannot be decrypted with KEY_ENCRYPTION_KEY_FILE ${other.file}`),
+    );
+    expect(await stored(t)).toEqual(before);
+    await expect(sealStoredTotpSecrets({ db: t.services.db, clock: t.clock, config: { keyEncryption: undefined } })).rejects.toThrow(
+      'keys encrypt needs KEY_ENCRYPTION_KEY_FILE',
+    );
+  });
+});
