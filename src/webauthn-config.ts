@@ -23,7 +23,8 @@ const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a
 function originProblem(origin: string, rpId: string): string | undefined {
   const match = /^(https?):\/\/([^/:\s]+)(:\d{1,5})?$/.exec(origin);
   if (match === null) return `${JSON.stringify(origin)} is not an origin like https://admin.school.example`;
-  const [, scheme, host = ''] = match;
+  const [, scheme, host = '', port] = match;
+  if (port !== undefined && Number(port.slice(1)) > 65535) return `${JSON.stringify(origin)} has no valid port`;
   if (scheme === 'http' && host !== 'localhost') return `${JSON.stringify(origin)} is not https (only http://localhost may go without TLS)`;
   if (host !== rpId && !host.endsWith(`.${rpId}`)) return `${JSON.stringify(origin)} is not WEBAUTHN_RP_ID (${rpId}) or a subdomain of it`;
   return undefined;

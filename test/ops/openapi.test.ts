@@ -237,7 +237,7 @@ describe('GET /openapi.json', () => {
     ['post', '/admin/auth/login', [400, 401, 403, 413, 422, 429, 503]],
     ['post', '/admin/auth/mfa/verify', [400, 401, 403, 413, 422, 429, 503]],
     ['post', '/admin/auth/mfa/totp', [401, 503]],
-    ['post', '/admin/auth/mfa/totp/confirm', [400, 401, 404, 413, 422, 503]],
+    ['post', '/admin/auth/mfa/totp/confirm', [400, 401, 403, 404, 413, 422, 429, 503]],
     ['get', '/admin/auth/mfa', [401, 503]],
     ['delete', '/admin/auth/mfa/{factor_id}', [401, 404, 503]],
     ['post', '/admin/auth/mfa/recovery-codes', [401, 409, 503]],

@@ -61,7 +61,6 @@ export async function confirmTotp(deps: AppContext, principal: MfaPrincipal, fac
     await recordSecondFactorFailure(deps, admin, attempt, context, `wrong totp confirming ${factorId}`);
     throw new AppError('MFA_INVALID');
   }
-  // A right code gives the reservation back; on the mfa_token path completeSignIn does.
-  if (principal.kind === 'access') await releaseMfaAttempt(deps.db, admin.id);
+  await releaseMfaAttempt(deps.db, admin.id);
   return finishEnrollment(deps, principal, { factorId, hasFactor, detail: `totp ${factorId}`, assurance: PASSWORD_AND_OTP }, context);
 }

@@ -40,12 +40,13 @@ export async function verifySecondFactor(deps: AppContext, answer: SecondFactorA
     await recordSecondFactorFailure(deps, admin, attempt, context, `wrong ${answer.method}`);
     throw new AppError('MFA_INVALID');
   }
+  await releaseMfaAttempt(deps.db, admin.id);
   return completeSignIn(deps, { tokenHash, challenge, admin }, assurance, context);
 }
 
 /**
- * The second factor was right: ends the challenge (of two right answers in parallel, one wins),
- * gives the throttle its reservation back and starts the session.
+ * The second factor was right: ends the challenge (of two right answers in parallel, one wins)
+ * and starts the session. The caller gave back the throttle reservation, if it took one.
  */
 export async function completeSignIn(
   deps: AppContext,
@@ -55,7 +56,6 @@ export async function completeSignIn(
 ): Promise<LoginResult> {
   const { tokenHash, challenge, admin } = opened;
   if (!(await consumeChallenge(deps.db, tokenHash, nowSeconds(deps.clock)))) throw new AppError('MFA_TOKEN_INVALID');
-  await releaseMfaAttempt(deps.db, admin.id);
   await recordEvent(deps.db, deps.clock, context, { type: 'mfa.success', ...aboutAdmin(admin), detail: assurance.amr.join(' ') });
   // startSession settles the login throttle for this account and address, as a login does.
   const client = { account: accountOf(admin.school_key, admin.username_key), ip: context.ip ?? 'unknown' };

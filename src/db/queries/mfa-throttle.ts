@@ -24,7 +24,9 @@ export interface MfaAttempt {
 export function reserveMfaAttempt(db: Db, adminId: string, rules: MfaThrottleRules, now: number): Promise<MfaAttempt | undefined> {
   // Parameters are cast: PostgreSQL cannot infer a type for a bare parameter inside CASE.
   const at = sql<number>`cast(${now} as bigint)`;
-  const windowOver = sql<boolean>`window_start <= cast(${now - rules.window} as bigint)`;
+  // A window starts at the first failure: one that is over, or one holding no failure (every
+  // attempt in it proved right), gives way to a new window starting now.
+  const windowOver = sql<boolean>`(window_start <= cast(${now - rules.window} as bigint) or failures = 0)`;
   return inTransaction(db, async (trx) => {
     await trx
       .insertInto('mfa_throttle')

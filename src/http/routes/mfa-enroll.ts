@@ -39,7 +39,10 @@ export function registerMfaEnrollRoutes(app: FastifyInstance, deps: AppContext):
         tags: [TAG.mfa],
         security: [{ bearerAuth: [] }],
         body: TotpConfirmBody,
-        response: { 200: FactorConfirmed, ...bodyErrors({ ...bearerErrors, 404: MfaErrorBodies.notFound }) },
+        response: {
+          200: FactorConfirmed,
+          ...bodyErrors({ ...bearerErrors, 403: MfaErrorBodies.locked, 404: MfaErrorBodies.notFound, 429: MfaErrorBodies.throttled }),
+        },
       },
     },
     async (request, reply) => {
