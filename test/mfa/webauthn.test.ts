@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { resetAdminMfa, setMfaPolicy } from '../../src/auth/mfa/operator.js';
 import { postJson, seedAdmin, signIn, useTestApps } from '../helpers/app.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
-import { adminWithTotp, bearer, loginRequest, passwordStep, totpCode, verify } from '../helpers/mfa.js';
+import { adminWithTotp, bearer, loginRequest, passwordStep, totpCode, verify, wrongCode } from '../helpers/mfa.js';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
 import {
   ORIGIN, PASSKEY_ENV, RP_ID, adminWithPasskey, attemptRegistration, registerPasskey, registrationOptions, registrationOptionsRequest,
@@ -185,5 +185,28 @@ describe.each(TEST_DIALECTS)('passkey registration on %s', (dialect) => {
     const long = await postJson(t.app, '/admin/auth/mfa/webauthn', { credential, name: 'x'.repeat(65) }, bearer(first.access_token));
     expect(long.statusCode).toBe(422);
     expect(long.json().detail[0]).toMatchObject({ loc: ['body', 'name'] });
+  });
+});
+
+describe.each(TEST_DIALECTS)('passkey enrollment and the second-factor throttle on %s', (dialect) => {
+  const open = useTestApps(dialect);
+
+  it("a passkey enrolled with a required school's mfa_token gives back no failure it did not reserve", async () => {
+    const t = await open(PASSKEY_ENV);
+    const admin = await seedAdmin(t.services);
+    await setMfaPolicy(t.services, admin.schoolId, 'required');
+    const mfaToken = (await loginRequest(t.app, admin)).json<{ mfa_token: string }>().mfa_token;
+    const started = await postJson(t.app, '/admin/auth/mfa/totp', {}, bearer(mfaToken));
+    const { factor_id, secret } = started.json<{ factor_id: string; secret: string }>();
+    const wrong = wrongCode(t, secret);
+    for (let i = 0; i < 3; i++) {
+      expect((await postJson(t.app, '/admin/auth/mfa/totp/confirm', { factor_id, code: wrong }, bearer(mfaToken))).statusCode).toBe(401);
+    }
+    const failures = () => t.services.db.selectFrom('mfa_throttle').select('failures').executeTakeFirstOrThrow();
+    expect(await failures()).toEqual({ failures: 3 });
+
+    const enrolled = await registerPasskey(t, mfaToken, new SoftAuthenticator({ origin: ORIGIN }));
+    expect(enrolled.access_token).toEqual(expect.any(String));
+    expect(await failures()).toEqual({ failures: 3 });
   });
 });
