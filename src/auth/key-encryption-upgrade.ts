@@ -1,17 +1,22 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
+import { listTotpSecrets, replaceTotpSecret } from '../db/queries/mfa-secrets.js';
 import { replacePrivateJwk } from '../db/queries/signing-key-storage.js';
 import { listSigningKeys } from '../db/queries/signing-keys.js';
 import { UsageError } from '../errors.js';
 import { CLI_CONTEXT, recordEvent } from './audit.js';
 import { checkStoredKeysOpen, isSealed, sealPrivateJwk } from './key-encryption.js';
+import { openFactorSecret, sealFactorSecret } from './mfa/secret-box.js';
 
 export interface KeyEncryptionUpgrade {
-  /** The keys this run encrypted; empty when there was nothing left to do. */
+  /** The signing keys this run encrypted; empty when there was nothing left to do. */
   readonly encrypted: readonly string[];
-  /** Keys that were encrypted already. */
+  /** Signing keys that were encrypted already. */
   readonly alreadyEncrypted: number;
+  /** TOTP secrets this run sealed, and those sealed already. */
+  readonly sealedTotp: number;
+  readonly alreadySealedTotp: number;
 }
 
 type UpgradeContext = {
@@ -21,27 +26,35 @@ type UpgradeContext = {
 };
 
 /**
- * Encrypts every private signing key still stored in plaintext under KEY_ENCRYPTION_KEY_FILE
- * (`keys encrypt`, when encryption is turned on for an existing install). Idempotent: a second
- * run changes nothing and records nothing. Refused, before anything changes, when a key is already
- * encrypted under another key file, since the server could then read only part of them.
+ * Encrypts every private signing key and seals every TOTP secret still stored in plaintext under
+ * KEY_ENCRYPTION_KEY_FILE (`keys encrypt`, when encryption is turned on for an existing install),
+ * in one transaction. Idempotent: a second run changes and records nothing. Refused, before
+ * anything changes, when a key or secret is sealed under another key file, since the server could
+ * then read only part of them. Each row is replaced by one conditional update, so of two runs at
+ * once each row is sealed by one, and a row written since it was read is never overwritten.
  */
-export async function encryptStoredSigningKeys(context: UpgradeContext): Promise<KeyEncryptionUpgrade> {
+export async function encryptStoredSecrets(context: UpgradeContext): Promise<KeyEncryptionUpgrade> {
   const encryption = context.config.keyEncryption;
   if (encryption === undefined) {
     throw new UsageError('keys encrypt needs KEY_ENCRYPTION_KEY_FILE: set it to the key file the server reads');
   }
   return context.db.transaction().execute(async (trx) => {
-    const rows = await listSigningKeys(trx);
-    checkStoredKeysOpen(rows, encryption);
+    const secrets = await listTotpSecrets(trx);
+    for (const row of secrets) openFactorSecret(row.secret, row.id, encryption);
+    const keys = await listSigningKeys(trx);
+    checkStoredKeysOpen(keys, encryption);
     const encrypted: string[] = [];
-    for (const row of rows.filter(({ private_jwk }) => !isSealed(private_jwk))) {
+    for (const row of keys.filter(({ private_jwk }) => !isSealed(private_jwk))) {
       const sealed = sealPrivateJwk(row.private_jwk, row.kid, encryption);
       if (await replacePrivateJwk(trx, row.kid, row.private_jwk, sealed)) encrypted.push(row.kid);
     }
-    const alreadyEncrypted = rows.length - encrypted.length;
-    if (encrypted.length === 0) return { encrypted, alreadyEncrypted };
-    await recordEvent(trx, context.clock, CLI_CONTEXT, { type: 'keys.encrypted', detail: `private keys encrypted at rest: ${encrypted.join(', ')}` });
-    return { encrypted, alreadyEncrypted };
+    let sealedTotp = 0;
+    for (const row of secrets.filter(({ secret }) => !isSealed(secret))) {
+      if (await replaceTotpSecret(trx, row.id, row.secret, sealFactorSecret(row.secret, row.id, encryption))) sealedTotp += 1;
+    }
+    const record = (detail: string) => recordEvent(trx, context.clock, CLI_CONTEXT, { type: 'keys.encrypted', detail });
+    if (encrypted.length > 0) await record(`private keys encrypted at rest: ${encrypted.join(', ')}`);
+    if (sealedTotp > 0) await record(`TOTP secrets encrypted at rest: ${sealedTotp}`);
+    return { encrypted, alreadyEncrypted: keys.length - encrypted.length, sealedTotp, alreadySealedTotp: secrets.length - sealedTotp };
   });
 }

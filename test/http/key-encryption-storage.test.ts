@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose';
 import { afterAll, describe, expect, it } from 'vitest';
-import { encryptStoredSigningKeys } from '../../src/auth/key-encryption-upgrade.js';
+import { encryptStoredSecrets } from '../../src/auth/key-encryption-upgrade.js';
 import { SigningKeys } from '../../src/auth/signing-keys.js';
 import { listSigningKeys } from '../../src/db/queries/signing-keys.js';
 import { openServices } from '../../src/services.js';
@@ -55,8 +55,8 @@ describe.each(TEST_DIALECTS)('private signing keys at rest on %s', (dialect) => 
     await encrypted.hasher.close();
     expect((await encrypted.keys.signer()).kid).toBe(before?.kid);
 
-    expect(await encryptStoredSigningKeys(encrypted)).toEqual({ encrypted: [before?.kid], alreadyEncrypted: 0 });
-    expect(await encryptStoredSigningKeys(encrypted)).toEqual({ encrypted: [], alreadyEncrypted: 1 });
+    expect(await encryptStoredSecrets(encrypted)).toEqual({ encrypted: [before?.kid], alreadyEncrypted: 0, sealedTotp: 0, alreadySealedTotp: 0 });
+    expect(await encryptStoredSecrets(encrypted)).toEqual({ encrypted: [], alreadyEncrypted: 1, sealedTotp: 0, alreadySealedTotp: 0 });
     const [after] = await listSigningKeys(database.db);
     expect(after?.private_jwk).toMatch(/^enc:v1:/);
     const reloaded = await new SigningKeys(database.db, encrypted.config, clock).signer();

@@ -3,7 +3,8 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openFactorSecret, sealFactorSecret, sealStoredTotpSecrets } from '../../src/auth/mfa/secret-box.js';
+import { encryptStoredSecrets } from '../../src/auth/key-encryption-upgrade.js';
+import { openFactorSecret, sealFactorSecret } from '../../src/auth/mfa/secret-box.js';
 import { replaceTotpSecret } from '../../src/db/queries/mfa-secrets.js';
 import type { KeyEncryptionKey } from '../../src/key-encryption-key.js';
 import { seedAdmin, testConfig, useTestApps, type TestApp } from '../helpers/app.js';
@@ -45,15 +46,15 @@ describe.each(TEST_DIALECTS)('sealing stored TOTP secrets on %s', (dialect) => {
     const admins = await twoAdminsWithTotp(t);
     const keyEncryption = newKey();
     const context = { db: t.services.db, clock: t.clock, config: { keyEncryption } };
-    const runs = await Promise.all([sealStoredTotpSecrets(context), sealStoredTotpSecrets(context)]);
-    expect(runs.map((run) => run.sealed).reduce((a, b) => a + b)).toBe(2);
-    for (const run of runs) expect(run.sealed + run.alreadySealed).toBe(2);
+    const runs = await Promise.all([encryptStoredSecrets(context), encryptStoredSecrets(context)]);
+    expect(runs.map((run) => run.sealedTotp).reduce((a, b) => a + b)).toBe(2);
+    for (const run of runs) expect(run.sealedTotp + run.alreadySealedTotp).toBe(2);
     for (const { factorId, secret } of admins) {
       const row = (await stored(t)).find(({ id }) => id === factorId);
       expect(row?.secret).toMatch(/^enc:v1:/);
       expect(openFactorSecret(row?.secret ?? '', factorId, keyEncryption)).toBe(secret);
     }
-    expect(await sealStoredTotpSecrets(context)).toEqual({ sealed: 0, alreadySealed: 2 });
+    expect(await encryptStoredSecrets(context)).toMatchObject({ sealedTotp: 0, alreadySealedTotp: 2 });
   });
 
   it('a secret that changed since it was read is not overwritten, and a passkey row is never a TOTP secret', async () => {
@@ -69,7 +70,7 @@ describe.each(TEST_DIALECTS)('sealing stored TOTP secrets on %s', (dialect) => {
 
     await t.services.db.updateTable('mfa_factors').set({ type: 'webauthn', secret: '' }).where('id', '=', factorId).execute();
     expect(await replaceTotpSecret(t.services.db, factorId, '', sealFactorSecret('', factorId, keyEncryption))).toBe(false);
-    expect(await sealStoredTotpSecrets({ db: t.services.db, clock: t.clock, config: { keyEncryption } })).toEqual({ sealed: 1, alreadySealed: 0 });
+    expect(await encryptStoredSecrets({ db: t.services.db, clock: t.clock, config: { keyEncryption } })).toMatchObject({ sealedTotp: 1, alreadySealedTotp: 0 });
     expect((await stored(t)).find(({ id }) => id === factorId)?.secret).toBe('');
   });
 
@@ -81,11 +82,11 @@ describe.each(TEST_DIALECTS)('sealing stored TOTP secrets on %s', (dialect) => {
     await t.services.db.updateTable('mfa_factors').set({ secret: bob?.secret ?? '' }).where('id', '=', bobId).execute();
     const before = await stored(t);
     const other = newKey();
-    await expect(sealStoredTotpSecrets({ db: t.services.db, clock: t.clock, config: { keyEncryption: other } })).rejects.toThrow(
+    await expect(encryptStoredSecrets({ db: t.services.db, clock: t.clock, config: { keyEncryption: other } })).rejects.toThrow(
       new RegExp(`cannot be decrypted with KEY_ENCRYPTION_KEY_FILE ${other.file}`),
     );
     expect(await stored(t)).toEqual(before);
-    await expect(sealStoredTotpSecrets({ db: t.services.db, clock: t.clock, config: { keyEncryption: undefined } })).rejects.toThrow(
+    await expect(encryptStoredSecrets({ db: t.services.db, clock: t.clock, config: { keyEncryption: undefined } })).rejects.toThrow(
       'keys encrypt needs KEY_ENCRYPTION_KEY_FILE',
     );
   });

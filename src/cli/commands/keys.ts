@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { CLI_CONTEXT, recordEvent } from '../../auth/audit.js';
-import { encryptStoredSigningKeys } from '../../auth/key-encryption-upgrade.js';
+import { encryptStoredSecrets } from '../../auth/key-encryption-upgrade.js';
 import { revokeSigningKey } from '../../auth/key-revocation.js';
-import { sealStoredTotpSecrets } from '../../auth/mfa/secret-box.js';
 import { createSigningKey, describeSigningKeys } from '../../auth/signing-keys.js';
 import { nowSeconds } from '../../clock.js';
 import { isoSeconds, printRows } from '../output.js';
@@ -64,16 +63,13 @@ export function registerKeyCommands(program: Command): void {
     .description('encrypt the private keys and TOTP secrets still stored in plaintext under KEY_ENCRYPTION_KEY_FILE (safe to run again)')
     .action(() =>
       withServices(async (context) => {
-        // Signing keys first: that step refuses a key file that does not open the stored keys
-        // before anything changes, so no TOTP secret is ever sealed under a wrong one.
-        const { encrypted, alreadyEncrypted } = await encryptStoredSigningKeys(context);
-        const totp = await sealStoredTotpSecrets(context);
+        const { encrypted, alreadyEncrypted, sealedTotp, alreadySealedTotp } = await encryptStoredSecrets(context);
         const file = context.config.keyEncryption?.file ?? '';
         const done: string[] = [];
         if (encrypted.length > 0) done.push(`encrypted ${count(encrypted.length, 'signing key')} under ${file}: ${encrypted.join(', ')}`);
-        if (totp.sealed > 0) done.push(`sealed ${count(totp.sealed, 'TOTP secret')} under ${file}`);
+        if (sealedTotp > 0) done.push(`sealed ${count(sealedTotp, 'TOTP secret')} under ${file}`);
         if (done.length === 0) {
-          const secrets = totp.alreadySealed === 0 ? '' : ` and ${count(totp.alreadySealed, 'TOTP secret')}`;
+          const secrets = alreadySealedTotp === 0 ? '' : ` and ${count(alreadySealedTotp, 'TOTP secret')}`;
           say(`nothing to do: ${count(alreadyEncrypted, 'signing key')}${secrets} already encrypted under ${file}`);
           return;
         }
