@@ -2,7 +2,8 @@ import { generateAuthenticationOptions, verifyAuthenticationResponse, type Authe
 import { nowSeconds } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import { listFactors } from '../../db/queries/mfa-factors.js';
-import { advanceSignCount, findCredential, saveSignInChallenge, takeSignInChallenge } from '../../db/queries/webauthn.js';
+import { saveSignInChallenge, takeSignInChallenge } from '../../db/queries/mfa-challenges.js';
+import { advanceSignCount, findCredential } from '../../db/queries/webauthn.js';
 import { AppError } from '../../errors.js';
 import type { Assurance } from './assurance.js';
 import { PASSKEY_TIMEOUT_MS, passkeyAssurance, relyingParty, signedChallenge, transportsOf } from './passkey-party.js';

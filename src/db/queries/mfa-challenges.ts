@@ -23,18 +23,19 @@ export function findLiveChallenge(db: Db, tokenHash: string, now: number): Promi
     .executeTakeFirst();
 }
 
+/** An update of an mfa_token's challenge that applies only while it is unused and unexpired. */
+function updateOpenChallenge(db: Db, tokenHash: string, now: number) {
+  return db.updateTable('mfa_challenges').where('token_hash', '=', tokenHash).where('consumed_at', 'is', null).where('expires_at', '>', now);
+}
+
 /**
  * Takes one guess from a challenge before the code is checked, counted as a failure until it
  * proves right: parallel guesses cannot exceed 5, whatever their order. Returns false when the
  * challenge is dead.
  */
 export async function takeChallengeGuess(db: Db, tokenHash: string, now: number): Promise<boolean> {
-  const result = await db
-    .updateTable('mfa_challenges')
+  const result = await updateOpenChallenge(db, tokenHash, now)
     .set((eb) => ({ failures: eb('failures', '+', 1) }))
-    .where('token_hash', '=', tokenHash)
-    .where('consumed_at', 'is', null)
-    .where('expires_at', '>', now)
     .where('failures', '<', CHALLENGE_MAX_FAILURES)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
@@ -42,12 +43,26 @@ export async function takeChallengeGuess(db: Db, tokenHash: string, now: number)
 
 /** Ends a challenge on success; of two concurrent right answers only one gets true. */
 export async function consumeChallenge(db: Db, tokenHash: string, now: number): Promise<boolean> {
-  const result = await db
-    .updateTable('mfa_challenges')
+  const result = await updateOpenChallenge(db, tokenHash, now)
     .set((eb) => ({ consumed_at: now, failures: eb('failures', '-', 1) }))
-    .where('token_hash', '=', tokenHash)
-    .where('consumed_at', 'is', null)
-    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Gives a live sign-in a WebAuthn challenge, replacing any earlier one; false when it is dead. */
+export async function saveSignInChallenge(db: Db, tokenHash: string, challenge: string, now: number): Promise<boolean> {
+  const result = await updateOpenChallenge(db, tokenHash, now)
+    .set({ webauthn_challenge: challenge })
+    .where('failures', '<', CHALLENGE_MAX_FAILURES)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Takes a sign-in's WebAuthn challenge once: a replayed assertion finds it gone. */
+export async function takeSignInChallenge(db: Db, tokenHash: string, challenge: string, now: number): Promise<boolean> {
+  const result = await updateOpenChallenge(db, tokenHash, now)
+    .set({ webauthn_challenge: null })
+    .where('webauthn_challenge', '=', challenge)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }

@@ -21,31 +21,6 @@ export async function takeRegistrationChallenge(db: Db, adminId: string, challen
   return result.numDeletedRows > 0n;
 }
 
-/** Gives a live sign-in (mfa_token) a WebAuthn challenge, replacing any earlier one. */
-export async function saveSignInChallenge(db: Db, tokenHash: string, challenge: string, now: number): Promise<boolean> {
-  const result = await db
-    .updateTable('mfa_challenges')
-    .set({ webauthn_challenge: challenge })
-    .where('token_hash', '=', tokenHash)
-    .where('consumed_at', 'is', null)
-    .where('expires_at', '>', now)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
-/** Takes a sign-in's WebAuthn challenge once; a replayed assertion finds it gone. */
-export async function takeSignInChallenge(db: Db, tokenHash: string, challenge: string, now: number): Promise<boolean> {
-  const result = await db
-    .updateTable('mfa_challenges')
-    .set({ webauthn_challenge: null })
-    .where('token_hash', '=', tokenHash)
-    .where('webauthn_challenge', '=', challenge)
-    .where('consumed_at', 'is', null)
-    .where('expires_at', '>', now)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
 /** A confirmed passkey of an admin by its credential id. */
 export function findCredential(db: Db, adminId: string, credentialId: string): Promise<MfaFactor | undefined> {
   return db
