@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { commonStoredHashParams } from './auth/hash-params.js';
 import { PasswordHasher } from './auth/passwords.js';
+import { listTotpSecretsThatOpen } from './auth/mfa/secret-box.js';
 import { SigningKeys } from './auth/signing-keys.js';
 import { connect } from './db/connect.js';
 import type { Database } from './db/database.js';
@@ -38,6 +39,7 @@ export async function openServices(config: Config, options: OpenOptions = {}): P
     const clock = options.clock ?? systemClock;
     const keys = new SigningKeys(database.db, config, clock);
     if (prepare === 'server') await keys.ensureKey();
+    if (prepare === 'server') await listTotpSecretsThatOpen(database.db, config.keyEncryption);
     const hasher = await PasswordHasher.create(config.argon2, config.hashConcurrency, config.hashQueueLimit);
     // The server verifies logins: its dummy hash costs what most stored hashes cost.
     if (prepare === 'server') await hasher.matchDummyTo(await commonStoredHashParams(database.db));

@@ -1,13 +1,13 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
-import { listTotpSecrets, replaceTotpSecret } from '../db/queries/mfa-secrets.js';
+import { replaceTotpSecret } from '../db/queries/mfa-secrets.js';
 import { replacePrivateJwk } from '../db/queries/signing-key-storage.js';
 import { listSigningKeys } from '../db/queries/signing-keys.js';
 import { UsageError } from '../errors.js';
 import { CLI_CONTEXT, recordEvent } from './audit.js';
 import { checkStoredKeysOpen, isSealed, sealPrivateJwk } from './key-encryption.js';
-import { openFactorSecret, sealFactorSecret } from './mfa/secret-box.js';
+import { listTotpSecretsThatOpen, sealFactorSecret } from './mfa/secret-box.js';
 
 export interface KeyEncryptionUpgrade {
   /** The signing keys this run encrypted; empty when there was nothing left to do. */
@@ -39,8 +39,7 @@ export async function encryptStoredSecrets(context: UpgradeContext): Promise<Key
     throw new UsageError('keys encrypt needs KEY_ENCRYPTION_KEY_FILE: set it to the key file the server reads');
   }
   return context.db.transaction().execute(async (trx) => {
-    const secrets = await listTotpSecrets(trx);
-    for (const row of secrets) openFactorSecret(row.secret, row.id, encryption);
+    const secrets = await listTotpSecretsThatOpen(trx, encryption);
     const keys = await listSigningKeys(trx);
     checkStoredKeysOpen(keys, encryption);
     const encrypted: string[] = [];

@@ -7,8 +7,10 @@ import { encryptStoredSecrets } from '../../src/auth/key-encryption-upgrade.js';
 import { openFactorSecret, sealFactorSecret } from '../../src/auth/mfa/secret-box.js';
 import { replaceTotpSecret } from '../../src/db/queries/mfa-secrets.js';
 import type { KeyEncryptionKey } from '../../src/key-encryption-key.js';
+import { openServices } from '../../src/services.js';
 import { seedAdmin, testConfig, useTestApps, type TestApp } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
+import { TestClock } from '../helpers/clock.js';
+import { TEST_DIALECTS, createTestDatabase } from '../helpers/database.js';
 import { adminWithTotp } from '../helpers/mfa.js';
 
 const keyDir = mkdtempSync(join(tmpdir(), 'school-auth-totp-seal-'));
@@ -89,5 +91,33 @@ describe.each(TEST_DIALECTS)('sealing stored TOTP secrets on %s', (dialect) => {
     await expect(encryptStoredSecrets({ db: t.services.db, clock: t.clock, config: { keyEncryption: undefined } })).rejects.toThrow(
       'keys encrypt needs KEY_ENCRYPTION_KEY_FILE',
     );
+  });
+});
+
+describe.each(TEST_DIALECTS)('the server start and sealed TOTP secrets on %s', (dialect) => {
+  /** A database whose one TOTP secret is sealed under a key file the next start is not given. */
+  async function databaseWithSealedSecret() {
+    const database = await createTestDatabase(dialect);
+    const clock = new TestClock();
+    const services = await openServices(testConfig(), { clock, database });
+    await services.hasher.close();
+    await seedAdmin(services);
+    const admin = await database.db.selectFrom('admins').select('id').executeTakeFirstOrThrow();
+    const factorId = 'f-sealed';
+    const secret = sealFactorSecret('JBSWY3DPEHPK3PXP', factorId, newKey());
+    const factor = { id: factorId, admin_id: admin.id, type: 'totp', name: 'app', secret, confirmed_at: 1, created_at: 1, last_used_at: null, last_used_step: null };
+    await database.db.insertInto('mfa_factors').values(factor).execute();
+    return { database, clock };
+  }
+
+  it('refuses to start without the key file a stored TOTP secret was sealed with, naming the variable', async () => {
+    const { database, clock } = await databaseWithSealedSecret();
+    await expect(openServices(testConfig(), { clock, database })).rejects.toThrow(/TOTP secret of mfa factor f-sealed is stored encrypted: set KEY_ENCRYPTION_KEY_FILE/);
+  });
+
+  it('refuses to start with another key file', async () => {
+    const { database, clock } = await databaseWithSealedSecret();
+    const other = testConfig({ KEY_ENCRYPTION_KEY_FILE: newKeyFile() });
+    await expect(openServices(other, { clock, database })).rejects.toThrow(/TOTP secret of mfa factor f-sealed cannot be decrypted with KEY_ENCRYPTION_KEY_FILE/);
   });
 });

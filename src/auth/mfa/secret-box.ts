@@ -1,3 +1,5 @@
+import type { Db } from '../../db/database.js';
+import { listTotpSecrets } from '../../db/queries/mfa-secrets.js';
 import type { KeyEncryptionKey } from '../../key-encryption-key.js';
 import { KeyEncryptionError } from '../key-encryption.js';
 import { isSealed, openSealedText, sealText } from '../sealed-text.js';
@@ -33,4 +35,15 @@ export function openFactorSecret(stored: string, factorId: string, encryption: K
     `the TOTP secret of mfa factor ${factorId} cannot be decrypted with KEY_ENCRYPTION_KEY_FILE ${encryption.file}: ` +
       'it is not the key file the secret was encrypted with, or the stored secret was altered',
   );
+}
+
+/**
+ * Every stored TOTP secret, each checked to open with `encryption`: the server refuses to start,
+ * and `keys encrypt` to change anything, when one does not, as with the signing keys. Otherwise
+ * the admin it belongs to would meet a 500 at the second factor, long after the mistake.
+ */
+export async function listTotpSecretsThatOpen(db: Db, encryption: KeyEncryptionKey | undefined) {
+  const secrets = await listTotpSecrets(db);
+  for (const row of secrets) openFactorSecret(row.secret, row.id, encryption);
+  return secrets;
 }
