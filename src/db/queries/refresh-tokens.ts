@@ -1,30 +1,31 @@
-import type { QueryCreator } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { dialectOf, type Db } from '../database.js';
-import type { DatabaseSchema } from '../schema/index.js';
+import type { AdminsTable } from '../schema/admins.js';
+import type { RefreshTokensTable } from '../schema/refresh-tokens.js';
+import type { SchoolsTable } from '../schema/schools.js';
+import type { SessionsTable } from '../schema/sessions.js';
 import { inGroupCommit } from '../group-commit.js';
-import { LIVENESS_COLUMNS, selectSessionsWithOwner, touchSession } from './sessions.js';
+import { LIVENESS_SQL, SESSIONS_WITH_OWNER, touchSession, type SessionLiveness } from './sessions.js';
 
-/** Everything a refresh decides on, read with one query from the token's hash. */
-export function findRefreshGrant(db: Db, tokenHash: string) {
-  return selectSessionsWithOwner(db)
-    .innerJoin('refresh_tokens', 'refresh_tokens.session_id', 'sessions.id')
-    .select([
-      'refresh_tokens.session_id',
-      'refresh_tokens.consumed_at',
-      'refresh_tokens.successor_sealed',
-      'sessions.admin_id',
-      'admins.username',
-      'admins.school_key',
-      'schools.school_id',
-      'sessions.acr',
-      'sessions.amr',
-      ...LIVENESS_COLUMNS,
-    ])
-    .where('refresh_tokens.token_hash', '=', tokenHash)
-    .executeTakeFirst();
+/** Everything a refresh decides on. */
+export type RefreshGrant = Pick<Selectable<RefreshTokensTable>, 'session_id' | 'consumed_at' | 'successor_sealed'> &
+  Pick<Selectable<SessionsTable>, 'admin_id' | 'acr' | 'amr'> &
+  Pick<Selectable<AdminsTable>, 'username' | 'school_key'> &
+  Pick<Selectable<SchoolsTable>, 'school_id'> &
+  SessionLiveness;
+
+/**
+ * Everything a refresh decides on, read with one query from the token's hash. Every refresh runs
+ * it, so it is written with `sql`, built in one step: the query builder would copy its node tree
+ * at each of a dozen calls and compile it again, which costs more than running the query.
+ */
+export async function findRefreshGrant(db: Db, tokenHash: string): Promise<RefreshGrant | undefined> {
+  const { rows } = await sql<RefreshGrant>`select refresh_tokens.session_id, refresh_tokens.consumed_at, refresh_tokens.successor_sealed,
+    sessions.admin_id, admins.username, admins.school_key, schools.school_id, sessions.acr, sessions.amr, ${LIVENESS_SQL}
+    from ${SESSIONS_WITH_OWNER} inner join refresh_tokens on refresh_tokens.session_id = sessions.id
+    where "refresh_tokens"."token_hash" = ${tokenHash}`.execute(db);
+  return rows[0];
 }
-
-export type RefreshGrant = NonNullable<Awaited<ReturnType<typeof findRefreshGrant>>>;
 
 export interface Rotation {
   readonly tokenHash: string;
@@ -39,16 +40,12 @@ export interface Rotation {
 /**
  * Consumes a token unless it was consumed already or its session was revoked: the condition that
  * decides a race between two refreshes of one token, or between a refresh and a revocation.
+ * Like the lookup, the statements of every rotation are written with `sql`.
  */
-function consumeToken(creator: QueryCreator<DatabaseSchema>, rotation: Rotation) {
-  return creator
-    .updateTable('refresh_tokens')
-    .set({ consumed_at: rotation.now, successor_sealed: rotation.successorSealed })
-    .where('token_hash', '=', rotation.tokenHash)
-    .where('consumed_at', 'is', null)
-    .where((eb) =>
-      eb.exists(eb.selectFrom('sessions').select('sessions.id').where('sessions.id', '=', rotation.sessionId).where('sessions.revoked_at', 'is', null)),
-    );
+function consumeToken(rotation: Rotation) {
+  return sql`update refresh_tokens set consumed_at = ${rotation.now}, successor_sealed = ${rotation.successorSealed}
+    where token_hash = ${rotation.tokenHash} and consumed_at is null
+    and exists (select sessions.id from sessions where sessions.id = ${rotation.sessionId} and sessions.revoked_at is null)`;
 }
 
 /**
@@ -62,12 +59,10 @@ function consumeToken(creator: QueryCreator<DatabaseSchema>, rotation: Rotation)
 export async function rotateRefreshToken(db: Db, rotation: Rotation): Promise<boolean> {
   if (dialectOf(db) === 'postgres') return (await rotateInOneStatement(db, rotation)) > 0;
   return inGroupCommit(db, async (trx) => {
-    const consumed = await consumeToken(trx, rotation).executeTakeFirst();
-    if (consumed.numUpdatedRows === 0n) return false;
-    await trx
-      .insertInto('refresh_tokens')
-      .values({ token_hash: rotation.successorHash, session_id: rotation.sessionId, created_at: rotation.now, consumed_at: null, successor_sealed: null })
-      .execute();
+    const consumed = await consumeToken(rotation).execute(trx);
+    if ((consumed.numAffectedRows ?? 0n) === 0n) return false;
+    await sql`insert into refresh_tokens (token_hash, session_id, created_at, consumed_at, successor_sealed)
+      values (${rotation.successorHash}, ${rotation.sessionId}, ${rotation.now}, null, null)`.execute(trx);
     if (rotation.touchSession) await touchSession(trx, rotation.sessionId, rotation.now);
     return true;
   });
@@ -79,28 +74,12 @@ export async function rotateRefreshToken(db: Db, rotation: Rotation): Promise<bo
  * them. Returns how many tokens were consumed (0 or 1).
  */
 async function rotateInOneStatement(db: Db, rotation: Rotation): Promise<number> {
-  const row = await db
-    .with('consumed', (qb) => consumeToken(qb, rotation).returning('session_id'))
-    .with('successor', (qb) =>
-      qb
-        .insertInto('refresh_tokens')
-        .columns(['token_hash', 'session_id', 'created_at'])
-        .expression((eb) =>
-          eb
-            .selectFrom('consumed')
-            .select([eb.cast<string>(eb.val(rotation.successorHash), 'text').as('token_hash'), 'consumed.session_id', eb.cast<number>(eb.val(rotation.now), 'bigint').as('created_at')]),
-        ),
-    )
-    .with('touched', (qb) =>
-      qb
-        .updateTable('sessions')
-        .set({ last_used_at: rotation.now })
-        .where('id', 'in', (eb) => eb.selectFrom('consumed').select('consumed.session_id'))
-        .where((eb) => eb.cast<boolean>(eb.val(rotation.touchSession), 'boolean')),
-    )
-    .selectFrom('consumed')
-    // Not count(*): statements with a `*` are not prepared (see postgres-statements.ts).
-    .select((eb) => eb.fn.count<string>('consumed.session_id').as('rotated'))
-    .executeTakeFirst();
-  return Number(row?.rotated ?? 0);
+  // Not count(*): statements with a `*` are not prepared (see postgres-statements.ts).
+  const { rows } = await sql<{ rotated: string }>`with consumed as (${consumeToken(rotation)} returning session_id),
+    successor as (insert into refresh_tokens (token_hash, session_id, created_at)
+      select cast(${rotation.successorHash} as text), consumed.session_id, cast(${rotation.now} as bigint) from consumed),
+    touched as (update sessions set last_used_at = ${rotation.now}
+      where id in (select consumed.session_id from consumed) and cast(${rotation.touchSession} as boolean))
+    select count(consumed.session_id) as rotated from consumed`.execute(db);
+  return Number(rows[0]?.rotated ?? 0);
 }

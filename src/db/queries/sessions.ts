@@ -1,6 +1,8 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { dialectOf, inTransaction, type Db } from '../database.js';
 import { advanceCredentialEpoch } from './admins.js';
+import type { AdminsTable } from '../schema/admins.js';
+import type { SchoolsTable } from '../schema/schools.js';
 import type { SessionsTable } from '../schema/sessions.js';
 import { storableText } from '../text.js';
 
@@ -76,6 +78,12 @@ export function selectSessionsWithOwner(db: Db) {
     .innerJoin('schools', 'schools.key', 'admins.school_key');
 }
 
+/**
+ * The same join for queries written with `sql` (the refresh lookup, which every refresh runs).
+ * Change both together.
+ */
+export const SESSIONS_WITH_OWNER = sql`sessions inner join admins on admins.id = sessions.admin_id inner join schools on schools.key = admins.school_key`;
+
 /** The columns that decide whether a session is alive. */
 export const LIVENESS_COLUMNS = [
   'sessions.revoked_at',
@@ -86,6 +94,14 @@ export const LIVENESS_COLUMNS = [
   'admins.disabled_at',
   'schools.suspended_at',
 ] as const;
+
+/** LIVENESS_COLUMNS as a select list for `sql` (each entry is valid SQL as it stands). */
+export const LIVENESS_SQL = sql.raw(LIVENESS_COLUMNS.join(', '));
+
+/** What LIVENESS_COLUMNS read. */
+export type SessionLiveness = Pick<Selectable<SessionsTable>, 'revoked_at' | 'expires_at' | 'last_used_at' | 'credential_epoch'> &
+  Pick<Selectable<AdminsTable>, 'disabled_at'> &
+  Pick<Selectable<SchoolsTable>, 'suspended_at'> & { admin_credential_epoch: Selectable<AdminsTable>['credential_epoch'] };
 
 /** What /admin/auth/me needs to decide whether a token's session is still alive. */
 export function findSessionStatus(db: Db, sessionId: string) {
