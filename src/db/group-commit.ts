@@ -1,5 +1,5 @@
 import { setImmediate } from 'node:timers';
-import { sql, type ControlledTransaction, type Transaction } from 'kysely';
+import type { ControlledTransaction, Transaction } from 'kysely';
 import { dialectOf, inTransaction, type Db } from './database.js';
 import type { DatabaseSchema } from './schema/index.js';
 
@@ -69,20 +69,15 @@ async function runGroup(db: Db, group: readonly Queued[]): Promise<Outcome[]> {
   }
 }
 
-/**
- * The savepoint commands are statements on the group's transaction: Kysely's savepoint methods
- * would build two more transaction objects for every work.
- */
 async function runInSavepoint(trx: ControlledTransaction<DatabaseSchema>, work: Work<unknown>): Promise<Outcome> {
-  await sql`savepoint work`.execute(trx);
+  const inside = await trx.savepoint('work').execute();
   try {
-    const value = await work(trx);
-    await sql`release work`.execute(trx);
+    const value = await work(inside);
+    await inside.releaseSavepoint('work').execute();
     return { value };
   } catch (error) {
     // Rolling back fails only when the error ended the whole transaction (a full disk): the group fails.
-    await sql`rollback to work`.execute(trx);
-    await sql`release work`.execute(trx);
+    await (await inside.rollbackToSavepoint('work').execute()).releaseSavepoint('work').execute();
     return { error };
   }
 }

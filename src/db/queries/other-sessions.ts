@@ -1,16 +1,13 @@
 import { sql } from 'kysely';
 import { inTransaction, type Db } from '../database.js';
-import { LIVENESS_COLUMNS, revokeSessions, selectSessionsWithOwner } from './sessions.js';
+import { LIVENESS_SQL, SESSIONS_WITH_OWNER, revokeSessions, type Session, type SessionLiveness } from './sessions.js';
 
 /** An admin's sessions not revoked yet, newest first, with what decides whether each is alive. */
-export function listUnrevokedSessionsOfAdmin(db: Db, adminId: string) {
-  return selectSessionsWithOwner(db)
-    .select(['sessions.id', 'sessions.created_at', 'sessions.ip', 'sessions.user_agent', 'sessions.acr', ...LIVENESS_COLUMNS])
-    .where('sessions.admin_id', '=', adminId)
-    .where('sessions.revoked_at', 'is', null)
-    .orderBy('sessions.created_at', 'desc')
-    .orderBy('sessions.id')
-    .execute();
+export async function listUnrevokedSessionsOfAdmin(db: Db, adminId: string) {
+  const { rows } = await sql<Pick<Session, 'id' | 'created_at' | 'ip' | 'user_agent' | 'acr'> & SessionLiveness>`select sessions.id,
+    sessions.created_at, sessions.ip, sessions.user_agent, sessions.acr, ${LIVENESS_SQL} from ${SESSIONS_WITH_OWNER}
+    where sessions.admin_id = ${adminId} and sessions.revoked_at is null order by sessions.created_at desc, sessions.id`.execute(db);
+  return rows;
 }
 
 export interface KeepOneSession {

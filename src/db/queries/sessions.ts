@@ -69,43 +69,26 @@ export function endAllSessions(db: Db, scope: { adminId: string } | { schoolKey:
 
 /**
  * Sessions with their admin and school: the one join that says who owns a session and whether
- * it may still be used (see isGrantAlive in auth/refresh.ts).
- */
-export function selectSessionsWithOwner(db: Db) {
-  return db
-    .selectFrom('sessions')
-    .innerJoin('admins', 'admins.id', 'sessions.admin_id')
-    .innerJoin('schools', 'schools.key', 'admins.school_key');
-}
-
-/**
- * The same join for queries written with `sql` (the refresh lookup, which every refresh runs).
- * Change both together.
+ * it may still be used (see isGrantAlive in auth/refresh.ts). Every refresh and every
+ * /admin/auth/me reads it, so the queries over it are written with `sql`, built in one step: the
+ * query builder would copy its node tree at each call and compile it again, which costs more than
+ * running the query. They still run through Kysely's executor.
  */
 export const SESSIONS_WITH_OWNER = sql`sessions inner join admins on admins.id = sessions.admin_id inner join schools on schools.key = admins.school_key`;
 
-/** The columns that decide whether a session is alive. */
-export const LIVENESS_COLUMNS = [
-  'sessions.revoked_at',
-  'sessions.expires_at',
-  'sessions.last_used_at',
-  'sessions.credential_epoch',
-  'admins.credential_epoch as admin_credential_epoch',
-  'admins.disabled_at',
-  'schools.suspended_at',
-] as const;
+/** The columns that decide whether a session is alive, as a select list over SESSIONS_WITH_OWNER. */
+export const LIVENESS_SQL = sql`sessions.revoked_at, sessions.expires_at, sessions.last_used_at, sessions.credential_epoch,
+  admins.credential_epoch as admin_credential_epoch, admins.disabled_at, schools.suspended_at`;
 
-/** LIVENESS_COLUMNS as a select list for `sql` (each entry is valid SQL as it stands). */
-export const LIVENESS_SQL = sql.raw(LIVENESS_COLUMNS.join(', '));
-
-/** What LIVENESS_COLUMNS read. */
+/** What LIVENESS_SQL reads. */
 export type SessionLiveness = Pick<Selectable<SessionsTable>, 'revoked_at' | 'expires_at' | 'last_used_at' | 'credential_epoch'> &
   Pick<Selectable<AdminsTable>, 'disabled_at'> &
   Pick<Selectable<SchoolsTable>, 'suspended_at'> & { admin_credential_epoch: Selectable<AdminsTable>['credential_epoch'] };
 
 /** What /admin/auth/me needs to decide whether a token's session is still alive. */
-export function findSessionStatus(db: Db, sessionId: string) {
-  return selectSessionsWithOwner(db).select(LIVENESS_COLUMNS).where('sessions.id', '=', sessionId).executeTakeFirst();
+export async function findSessionStatus(db: Db, sessionId: string): Promise<SessionLiveness | undefined> {
+  const { rows } = await sql<SessionLiveness>`select ${LIVENESS_SQL} from ${SESSIONS_WITH_OWNER} where sessions.id = ${sessionId}`.execute(db);
+  return rows[0];
 }
 
 /**
@@ -144,20 +127,19 @@ export async function touchSession(db: Db, sessionId: string, now: number): Prom
   await db.updateTable('sessions').set({ last_used_at: now }).where('id', '=', sessionId).execute();
 }
 
-export function listSessions(db: Db, filter: { schoolKey: string; usernameKey?: string }) {
-  let query = selectSessionsWithOwner(db)
-    .selectAll('sessions')
-    .select(['admins.username', 'schools.school_id', 'admins.credential_epoch as admin_credential_epoch', 'admins.disabled_at', 'schools.suspended_at'])
-    .where('admins.school_key', '=', filter.schoolKey)
-    .orderBy('sessions.created_at', 'desc')
-    .orderBy('sessions.id');
-  if (filter.usernameKey !== undefined) query = query.where('admins.username_key', '=', filter.usernameKey);
-  return query.execute();
+type Owner = Pick<Selectable<AdminsTable>, 'username' | 'school_key'> & Pick<Selectable<SchoolsTable>, 'school_id'>;
+
+/** A school's sessions (or one admin's), newest first, with what decides whether each is alive. */
+export async function listSessions(db: Db, filter: { schoolKey: string; usernameKey?: string }) {
+  const ofAdmin = filter.usernameKey === undefined ? sql`` : sql`and admins.username_key = ${filter.usernameKey}`;
+  const { rows } = await sql<Session & Owner & SessionLiveness>`select sessions.*, admins.username, admins.school_key, schools.school_id, ${LIVENESS_SQL}
+    from ${SESSIONS_WITH_OWNER} where admins.school_key = ${filter.schoolKey} ${ofAdmin}
+    order by sessions.created_at desc, sessions.id`.execute(db);
+  return rows;
 }
 
-export function findSession(db: Db, sessionId: string) {
-  return selectSessionsWithOwner(db)
-    .select(['sessions.id', 'sessions.admin_id', 'sessions.revoked_at', 'admins.username', 'admins.school_key', 'schools.school_id'])
-    .where('sessions.id', '=', sessionId)
-    .executeTakeFirst();
+export async function findSession(db: Db, sessionId: string) {
+  const { rows } = await sql<Pick<Session, 'id' | 'admin_id' | 'revoked_at'> & Owner>`select sessions.id, sessions.admin_id, sessions.revoked_at,
+    admins.username, admins.school_key, schools.school_id from ${SESSIONS_WITH_OWNER} where sessions.id = ${sessionId}`.execute(db);
+  return rows[0];
 }
