@@ -1,9 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { encryptStoredSecrets } from '../../src/auth/key-encryption-upgrade.js';
 import { SigningKeys } from '../../src/auth/signing-keys.js';
 import { listSigningKeys } from '../../src/db/queries/signing-keys.js';
@@ -12,16 +8,9 @@ import { seedAdmin, signIn, testConfig, useTestApps } from '../helpers/app.js';
 import { TestClock } from '../helpers/clock.js';
 import { me } from '../helpers/contract.js';
 import { createTestDatabase, TEST_DIALECTS } from '../helpers/database.js';
+import { useKeyFiles } from '../helpers/key-files.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'school-auth-kek-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function newKeyFile(): string {
-  const path = join(dir, `kek-${randomBytes(4).toString('hex')}`);
-  writeFileSync(path, `${randomBytes(32).toString('base64')}\n`);
-  chmodSync(path, 0o600);
-  return path;
-}
+const newKeyFile = useKeyFiles();
 
 describe.each(TEST_DIALECTS)('private signing keys at rest on %s', (dialect) => {
   const open = useTestApps(dialect);

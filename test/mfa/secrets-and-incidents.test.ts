@@ -1,23 +1,12 @@
-import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { changePassword } from '../../src/auth/admins.js';
 import { resetAdminMfa } from '../../src/auth/mfa/operator.js';
 import { seedAdmin, useTestApps } from '../helpers/app.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
 import { adminWithTotp, passwordStep, totpCode, verify } from '../helpers/mfa.js';
+import { useKeyFiles } from '../helpers/key-files.js';
 
-const keyDir = mkdtempSync(join(tmpdir(), 'school-auth-mfa-kek-'));
-afterAll(() => rmSync(keyDir, { recursive: true, force: true }));
-
-function newKeyFile(): string {
-  const path = join(keyDir, `${randomBytes(4).toString('hex')}.key`);
-  writeFileSync(path, `${randomBytes(32).toString('base64')}\n`);
-  chmodSync(path, 0o600);
-  return path;
-}
+const newKeyFile = useKeyFiles();
 
 describe.each(TEST_DIALECTS)('second-factor secrets and incidents on %s', (dialect) => {
   const open = useTestApps(dialect);

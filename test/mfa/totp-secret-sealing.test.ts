@@ -1,8 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { encryptStoredSecrets } from '../../src/auth/key-encryption-upgrade.js';
 import { openFactorSecret, sealFactorSecret } from '../../src/auth/mfa/secret-box.js';
 import { replaceTotpSecret } from '../../src/db/queries/mfa-secrets.js';
@@ -12,16 +8,9 @@ import { seedAdmin, testConfig, useTestApps, type TestApp } from '../helpers/app
 import { TestClock } from '../helpers/clock.js';
 import { TEST_DIALECTS, createTestDatabase } from '../helpers/database.js';
 import { adminWithTotp } from '../helpers/mfa.js';
+import { useKeyFiles } from '../helpers/key-files.js';
 
-const keyDir = mkdtempSync(join(tmpdir(), 'school-auth-totp-seal-'));
-afterAll(() => rmSync(keyDir, { recursive: true, force: true }));
-
-function newKeyFile(): string {
-  const path = join(keyDir, `${randomBytes(4).toString('hex')}.key`);
-  writeFileSync(path, `${randomBytes(32).toString('base64')}\n`);
-  chmodSync(path, 0o600);
-  return path;
-}
+const newKeyFile = useKeyFiles();
 
 function newKey(): KeyEncryptionKey {
   const key = testConfig({ KEY_ENCRYPTION_KEY_FILE: newKeyFile() }).keyEncryption;

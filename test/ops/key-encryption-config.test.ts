@@ -3,8 +3,9 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config.js';
 import { describeConfig } from '../../src/cli/commands/config.js';
+import { configProblems } from '../helpers/key-files.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'school-auth-kek-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -15,16 +16,6 @@ function keyFile(name: string, content: string, mode = 0o600): string {
   writeFileSync(path, content);
   chmodSync(path, mode);
   return path;
-}
-
-function problems(env: Record<string, string>): readonly string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
 }
 
 describe('KEY_ENCRYPTION_KEY_FILE', () => {
@@ -56,7 +47,7 @@ describe('KEY_ENCRYPTION_KEY_FILE', () => {
     ['empty', ''],
   ])('refuses %s, naming the variable and how to create the file', (name, content) => {
     const path = keyFile(`bad-${name}`, content);
-    expect(problems({ KEY_ENCRYPTION_KEY_FILE: path })).toEqual([
+    expect(configProblems({ KEY_ENCRYPTION_KEY_FILE: path })).toEqual([
       `KEY_ENCRYPTION_KEY_FILE: ${path} must hold 32 random bytes in base64 (create it with: head -c 32 /dev/urandom | base64 > ${path})`,
     ]);
   });
@@ -64,7 +55,7 @@ describe('KEY_ENCRYPTION_KEY_FILE', () => {
   it.runIf(process.platform !== 'win32')('refuses a file other users can read or write, naming the fix', () => {
     for (const mode of [0o644, 0o640, 0o602]) {
       const path = keyFile(`loose-${mode.toString(8)}`, randomBytes(32).toString('base64'), mode);
-      expect(problems({ KEY_ENCRYPTION_KEY_FILE: path })).toEqual([
+      expect(configProblems({ KEY_ENCRYPTION_KEY_FILE: path })).toEqual([
         `KEY_ENCRYPTION_KEY_FILE: ${path} is accessible to other users (mode ${mode.toString(8)}); restrict it with: chmod 600 ${path}`,
       ]);
     }
@@ -73,10 +64,10 @@ describe('KEY_ENCRYPTION_KEY_FILE', () => {
 
   it('refuses a missing file or a directory, among the other problems', () => {
     const missing = join(dir, 'missing');
-    expect(problems({ KEY_ENCRYPTION_KEY_FILE: missing, PORT: 'x' })).toEqual([
+    expect(configProblems({ KEY_ENCRYPTION_KEY_FILE: missing, PORT: 'x' })).toEqual([
       'PORT="x": expected a whole number from 0 to 65535',
       `KEY_ENCRYPTION_KEY_FILE: cannot read ${missing} (ENOENT)`,
     ]);
-    expect(problems({ KEY_ENCRYPTION_KEY_FILE: dir })).toEqual([`KEY_ENCRYPTION_KEY_FILE: ${dir} is not a regular file`]);
+    expect(configProblems({ KEY_ENCRYPTION_KEY_FILE: dir })).toEqual([`KEY_ENCRYPTION_KEY_FILE: ${dir} is not a regular file`]);
   });
 });

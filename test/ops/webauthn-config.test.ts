@@ -1,20 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
-
-function problems(env: Record<string, string>): readonly string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
-}
+import { loadConfig } from '../../src/config.js';
+import { configProblems } from '../helpers/key-files.js';
 
 /** The variables the problems name: the start-up error must say which setting to fix. */
 function named(env: Record<string, string>): string[] {
-  return problems(env).map((problem) => /^(WEBAUTHN_[A-Z_]+)/.exec(problem)?.[1] ?? problem);
+  return configProblems(env).map((problem) => /^(WEBAUTHN_[A-Z_]+)/.exec(problem)?.[1] ?? problem);
 }
 
 const GOOD = { WEBAUTHN_RP_ID: 'school.test', WEBAUTHN_ORIGINS: 'https://admin.school.test' };
