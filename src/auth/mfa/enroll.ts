@@ -3,14 +3,13 @@ import { nowSeconds } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import { takeChallengeGuess } from '../../db/queries/mfa-challenges.js';
 import { deleteUnconfirmedFactors, findFactor, insertFactor } from '../../db/queries/mfa-factors.js';
-import { releaseMfaAttempt } from '../../db/queries/mfa-throttle.js';
 import { AppError } from '../../errors.js';
 import type { RequestContext } from '../audit.js';
 import { PASSWORD_AND_OTP } from './assurance.js';
 import { finishEnrollment, type Confirmation } from './enrollment-finish.js';
 import { checkTotpFactor } from './factor-check.js';
 import { requireFactorManager, type MfaPrincipal } from './principal.js';
-import { admitSecondFactor, recordSecondFactorFailure } from './second-factor-throttle.js';
+import { throttledSecondFactor } from './second-factor-throttle.js';
 import { sealFactorSecret } from './secret-box.js';
 import { generateTotpSecret, otpauthUri } from './totp.js';
 
@@ -56,11 +55,7 @@ export async function confirmTotp(deps: AppContext, principal: MfaPrincipal, fac
   if (principal.kind === 'mfa_token' && !(await takeChallengeGuess(deps.db, principal.opened.tokenHash, nowSeconds(deps.clock)))) {
     throw new AppError('MFA_TOKEN_INVALID');
   }
-  const attempt = await admitSecondFactor(deps, admin);
-  if (!(await checkTotpFactor(deps, factor, code))) {
-    await recordSecondFactorFailure(deps, admin, attempt, context, `wrong totp confirming ${factorId}`);
-    throw new AppError('MFA_INVALID');
-  }
-  await releaseMfaAttempt(deps.db, admin.id);
-  return finishEnrollment(deps, principal, { factorId, hasFactor, detail: `totp ${factorId}`, assurance: PASSWORD_AND_OTP }, context);
+  const check = async () => ((await checkTotpFactor(deps, factor, code)) ? PASSWORD_AND_OTP : undefined);
+  const assurance = await throttledSecondFactor(deps, admin, context, `wrong totp confirming ${factorId}`, check);
+  return finishEnrollment(deps, principal, { factorId, hasFactor, detail: `totp ${factorId}`, assurance }, context);
 }

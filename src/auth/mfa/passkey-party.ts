@@ -1,6 +1,7 @@
 import { decodeClientDataJSON } from '@simplewebauthn/server/helpers';
 import type { Config } from '../../config.js';
-import type { MfaFactor } from '../../db/queries/mfa-factors.js';
+import type { Db } from '../../db/database.js';
+import { listFactors, type MfaFactor } from '../../db/queries/mfa-factors.js';
 import type { WebauthnConfig } from '../../webauthn-config.js';
 import { AppError } from '../../errors.js';
 import type { Assurance } from './assurance.js';
@@ -46,4 +47,10 @@ export function passkeyAssurance(deviceType: string | null): Assurance {
 export function transportsOf(factor: Pick<MfaFactor, 'transports'>) {
   const stored = factor.transports ?? '';
   return stored === '' ? [] : (stored.split(',') as ('usb' | 'nfc' | 'ble' | 'internal' | 'hybrid' | 'cable' | 'smart-card')[]);
+}
+
+/** An admin's passkeys as the options list them (to exclude at registration, to allow at sign-in). */
+export async function passkeyDescriptors(db: Db, adminId: string) {
+  const factors = await listFactors(db, adminId);
+  return factors.filter((factor) => factor.type === 'webauthn').map((factor) => ({ id: factor.credential_id ?? '', transports: transportsOf(factor) }));
 }

@@ -2,12 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { generateRegistrationOptions, verifyRegistrationResponse, type RegistrationResponseJSON } from '@simplewebauthn/server';
 import { nowSeconds } from '../../clock.js';
 import type { AppContext } from '../../context.js';
-import { listFactors } from '../../db/queries/mfa-factors.js';
 import { insertPasskey, saveRegistrationChallenge, takeRegistrationChallenge } from '../../db/queries/webauthn.js';
 import { AppError } from '../../errors.js';
 import type { RequestContext } from '../audit.js';
 import { finishEnrollment, type Confirmation } from './enrollment-finish.js';
-import { PASSKEY_ALGORITHMS, PASSKEY_CHALLENGE_LIFETIME, PASSKEY_TIMEOUT_MS, passkeyAssurance, relyingParty, signedChallenge, transportsOf } from './passkey-party.js';
+import { PASSKEY_ALGORITHMS, PASSKEY_CHALLENGE_LIFETIME, PASSKEY_TIMEOUT_MS, passkeyAssurance, passkeyDescriptors, relyingParty, signedChallenge } from './passkey-party.js';
 import { requireFactorManager, type MfaPrincipal } from './principal.js';
 
 /**
@@ -19,7 +18,6 @@ export async function passkeyRegistrationOptions(deps: AppContext, principal: Mf
   const party = relyingParty(deps.config);
   await requireFactorManager(deps, principal, true);
   const { admin } = principal;
-  const passkeys = (await listFactors(deps.db, admin.id)).filter((factor) => factor.type === 'webauthn');
   const options = await generateRegistrationOptions({
     rpName: party.rpName,
     rpID: party.rpId,
@@ -28,7 +26,7 @@ export async function passkeyRegistrationOptions(deps: AppContext, principal: Mf
     userDisplayName: `${admin.username} (${admin.school_id})`,
     timeout: PASSKEY_TIMEOUT_MS,
     attestationType: 'none',
-    excludeCredentials: passkeys.map((factor) => ({ id: factor.credential_id ?? '', transports: transportsOf(factor) })),
+    excludeCredentials: await passkeyDescriptors(deps.db, admin.id),
     authenticatorSelection: { residentKey: 'preferred', userVerification: 'required' },
     supportedAlgorithmIDs: PASSKEY_ALGORITHMS,
   });

@@ -1,12 +1,11 @@
 import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { nowSeconds } from '../../clock.js';
 import type { AppContext } from '../../context.js';
-import { listFactors } from '../../db/queries/mfa-factors.js';
 import { saveSignInChallenge, takeSignInChallenge } from '../../db/queries/mfa-challenges.js';
 import { advanceSignCount, findCredential } from '../../db/queries/webauthn.js';
 import { AppError } from '../../errors.js';
 import type { Assurance } from './assurance.js';
-import { PASSKEY_TIMEOUT_MS, passkeyAssurance, relyingParty, signedChallenge, transportsOf } from './passkey-party.js';
+import { PASSKEY_TIMEOUT_MS, passkeyAssurance, passkeyDescriptors, relyingParty, signedChallenge, transportsOf } from './passkey-party.js';
 import { openChallenge } from './verify.js';
 
 /**
@@ -16,11 +15,11 @@ import { openChallenge } from './verify.js';
 export async function passkeySignInOptions(deps: AppContext, mfaToken: string) {
   const party = relyingParty(deps.config);
   const { tokenHash, admin } = await openChallenge(deps, mfaToken);
-  const passkeys = (await listFactors(deps.db, admin.id)).filter((factor) => factor.type === 'webauthn');
+  const passkeys = await passkeyDescriptors(deps.db, admin.id);
   if (passkeys.length === 0) throw new AppError('MFA_NOT_ENROLLED');
   const options = await generateAuthenticationOptions({
     rpID: party.rpId,
-    allowCredentials: passkeys.map((factor) => ({ id: factor.credential_id ?? '', transports: transportsOf(factor) })),
+    allowCredentials: passkeys,
     userVerification: 'required',
     timeout: PASSKEY_TIMEOUT_MS,
   });

@@ -1,6 +1,6 @@
 import { nowSeconds } from '../../clock.js';
 import type { AppContext } from '../../context.js';
-import { findMfaThrottle, reserveMfaAttempt, type MfaAttempt, type MfaThrottleRules } from '../../db/queries/mfa-throttle.js';
+import { findMfaThrottle, releaseMfaAttempt, reserveMfaAttempt, type MfaAttempt, type MfaThrottleRules } from '../../db/queries/mfa-throttle.js';
 import { AppError } from '../../errors.js';
 import { aboutAdmin, recordEvent, type RequestContext } from '../audit.js';
 
@@ -14,7 +14,7 @@ type Admin = { readonly id: string; readonly school_key: string; readonly userna
  * or refuses it: 403 once locked, 429 with Retry-After for the rest of the window. The attempts
  * are counted per admin, not per mfa_token, so signing in again does not buy more guesses.
  */
-export async function admitSecondFactor(deps: AppContext, admin: Admin): Promise<MfaAttempt> {
+async function admitSecondFactor(deps: AppContext, admin: Admin): Promise<MfaAttempt> {
   const now = nowSeconds(deps.clock);
   const attempt = await reserveMfaAttempt(deps.db, admin.id, MFA_THROTTLE, now);
   if (attempt !== undefined) return attempt;
@@ -25,7 +25,7 @@ export async function admitSecondFactor(deps: AppContext, admin: Admin): Promise
 }
 
 /** The audit events of a failed attempt: one when the window fills, one when it locks. */
-export async function recordSecondFactorFailure(deps: AppContext, admin: Admin, attempt: MfaAttempt, context: RequestContext, detail: string) {
+async function recordSecondFactorFailure(deps: AppContext, admin: Admin, attempt: MfaAttempt, context: RequestContext, detail: string) {
   const about = aboutAdmin(admin);
   await recordEvent(deps.db, deps.clock, context, { type: 'mfa.failure', ...about, detail });
   if (attempt.failures === MFA_THROTTLE.maxFailures) {
@@ -34,4 +34,26 @@ export async function recordSecondFactorFailure(deps: AppContext, admin: Admin, 
   if (attempt.locked) {
     await recordEvent(deps.db, deps.clock, context, { type: 'mfa.locked', ...about, detail: `${attempt.consecutive} consecutive failures` });
   }
+}
+
+/**
+ * Runs one second-factor check through the admin's throttle: admitted (or refused) first, counted
+ * as a failure until it proves right; a wrong answer is recorded with `detail` and answers 401
+ * `Invalid second factor`, a right one gives its reservation back. Returns what the check proved.
+ */
+export async function throttledSecondFactor<T>(
+  deps: AppContext,
+  admin: Admin,
+  context: RequestContext,
+  detail: string,
+  check: () => Promise<T | undefined>,
+): Promise<T> {
+  const attempt = await admitSecondFactor(deps, admin);
+  const proven = await check();
+  if (proven === undefined) {
+    await recordSecondFactorFailure(deps, admin, attempt, context, detail);
+    throw new AppError('MFA_INVALID');
+  }
+  await releaseMfaAttempt(deps.db, admin.id);
+  return proven;
 }

@@ -2,7 +2,6 @@ import { nowSeconds } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import { findAdminById } from '../../db/queries/admins.js';
 import { consumeChallenge, findLiveChallenge, takeChallengeGuess } from '../../db/queries/mfa-challenges.js';
-import { releaseMfaAttempt } from '../../db/queries/mfa-throttle.js';
 import { AppError } from '../../errors.js';
 import { aboutAdmin, recordEvent, type RequestContext } from '../audit.js';
 import { startSession, type LoginResult } from '../session-start.js';
@@ -10,7 +9,7 @@ import { accountOf } from '../throttle-rules.js';
 import type { Assurance } from './assurance.js';
 import { checkSecondFactor, type SecondFactorProof } from './factor-check.js';
 import { hashMfaToken } from './mfa-token.js';
-import { admitSecondFactor, recordSecondFactorFailure } from './second-factor-throttle.js';
+import { throttledSecondFactor } from './second-factor-throttle.js';
 
 export type SecondFactorAnswer = SecondFactorProof & { readonly mfaToken: string };
 
@@ -34,13 +33,8 @@ export async function verifySecondFactor(deps: AppContext, answer: SecondFactorA
   // The token's guess first: a dead or spent mfa_token (a lost race, a double submit) is refused
   // before it can count against the admin's throttle.
   if (!(await takeChallengeGuess(deps.db, tokenHash, nowSeconds(deps.clock)))) throw new AppError('MFA_TOKEN_INVALID');
-  const attempt = await admitSecondFactor(deps, admin);
-  const assurance = await checkSecondFactor(deps, admin.id, tokenHash, answer);
-  if (assurance === undefined) {
-    await recordSecondFactorFailure(deps, admin, attempt, context, `wrong ${answer.method}`);
-    throw new AppError('MFA_INVALID');
-  }
-  await releaseMfaAttempt(deps.db, admin.id);
+  const check = () => checkSecondFactor(deps, admin.id, tokenHash, answer);
+  const assurance = await throttledSecondFactor(deps, admin, context, `wrong ${answer.method}`, check);
   return completeSignIn(deps, { tokenHash, challenge, admin }, assurance, context);
 }
 

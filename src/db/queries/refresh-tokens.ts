@@ -1,24 +1,17 @@
 import { sql, type Selectable } from 'kysely';
 import { dialectOf, type Db } from '../database.js';
-import type { AdminsTable } from '../schema/admins.js';
 import type { RefreshTokensTable } from '../schema/refresh-tokens.js';
-import type { SchoolsTable } from '../schema/schools.js';
 import type { SessionsTable } from '../schema/sessions.js';
 import { inGroupCommit } from '../group-commit.js';
-import { LIVENESS_SQL, SESSIONS_WITH_OWNER, touchSession, type SessionLiveness } from './sessions.js';
+import { LIVENESS_SQL, SESSIONS_WITH_OWNER, touchSession, type SessionLiveness, type SessionOwner } from './sessions.js';
 
 /** Everything a refresh decides on. */
 export type RefreshGrant = Pick<Selectable<RefreshTokensTable>, 'session_id' | 'consumed_at' | 'successor_sealed'> &
   Pick<Selectable<SessionsTable>, 'admin_id' | 'acr' | 'amr'> &
-  Pick<Selectable<AdminsTable>, 'username' | 'school_key'> &
-  Pick<Selectable<SchoolsTable>, 'school_id'> &
+  SessionOwner &
   SessionLiveness;
 
-/**
- * Everything a refresh decides on, read with one query from the token's hash. Every refresh runs
- * it, so it is written with `sql`, built in one step: the query builder would copy its node tree
- * at each of a dozen calls and compile it again, which costs more than running the query.
- */
+/** Everything a refresh decides on, read with one query from the token's hash (sql: see SESSIONS_WITH_OWNER). */
 export async function findRefreshGrant(db: Db, tokenHash: string): Promise<RefreshGrant | undefined> {
   const { rows } = await sql<RefreshGrant>`select refresh_tokens.session_id, refresh_tokens.consumed_at, refresh_tokens.successor_sealed,
     sessions.admin_id, admins.username, admins.school_key, schools.school_id, sessions.acr, sessions.amr, ${LIVENESS_SQL}

@@ -127,19 +127,20 @@ export async function touchSession(db: Db, sessionId: string, now: number): Prom
   await db.updateTable('sessions').set({ last_used_at: now }).where('id', '=', sessionId).execute();
 }
 
-type Owner = Pick<Selectable<AdminsTable>, 'username' | 'school_key'> & Pick<Selectable<SchoolsTable>, 'school_id'>;
+/** Who owns a session, as the queries over SESSIONS_WITH_OWNER read it. */
+export type SessionOwner = Pick<Selectable<AdminsTable>, 'username' | 'school_key'> & Pick<Selectable<SchoolsTable>, 'school_id'>;
 
 /** A school's sessions (or one admin's), newest first, with what decides whether each is alive. */
 export async function listSessions(db: Db, filter: { schoolKey: string; usernameKey?: string }) {
   const ofAdmin = filter.usernameKey === undefined ? sql`` : sql`and admins.username_key = ${filter.usernameKey}`;
-  const { rows } = await sql<Session & Owner & SessionLiveness>`select sessions.*, admins.username, admins.school_key, schools.school_id, ${LIVENESS_SQL}
+  const { rows } = await sql<Session & SessionOwner & SessionLiveness>`select sessions.*, admins.username, admins.school_key, schools.school_id, ${LIVENESS_SQL}
     from ${SESSIONS_WITH_OWNER} where admins.school_key = ${filter.schoolKey} ${ofAdmin}
     order by sessions.created_at desc, sessions.id`.execute(db);
   return rows;
 }
 
 export async function findSession(db: Db, sessionId: string) {
-  const { rows } = await sql<Pick<Session, 'id' | 'admin_id' | 'revoked_at'> & Owner>`select sessions.id, sessions.admin_id, sessions.revoked_at,
+  const { rows } = await sql<Pick<Session, 'id' | 'admin_id' | 'revoked_at'> & SessionOwner>`select sessions.id, sessions.admin_id, sessions.revoked_at,
     admins.username, admins.school_key, schools.school_id from ${SESSIONS_WITH_OWNER} where sessions.id = ${sessionId}`.execute(db);
   return rows[0];
 }
