@@ -1,6 +1,10 @@
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { changePassword } from '../../src/auth/admins.js';
+import { registerPasskey as storePasskey } from '../../src/auth/mfa/passkey-registration.js';
+import { authenticateMfaPrincipal } from '../../src/auth/mfa/principal.js';
 import { resetAdminMfa, setMfaPolicy } from '../../src/auth/mfa/operator.js';
+import { AppError } from '../../src/errors.js';
 import { postJson, seedAdmin, signIn, useTestApps } from '../helpers/app.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
 import { adminWithTotp, bearer, loginRequest, passwordStep, totpCode, verify, wrongCode } from '../helpers/mfa.js';
@@ -208,5 +212,23 @@ describe.each(TEST_DIALECTS)('passkey enrollment and the second-factor throttle 
     const enrolled = await registerPasskey(t, mfaToken, new SoftAuthenticator({ origin: ORIGIN }));
     expect(enrolled.access_token).toEqual(expect.any(String));
     expect(await failures()).toEqual({ failures: 3 });
+  });
+});
+
+describe.each(TEST_DIALECTS)('passkey registration racing an operator on %s', (dialect) => {
+  const open = useTestApps(dialect);
+
+  it("stores nothing when the admin's sessions were ended after the bearer was checked", async () => {
+    const t = await open(PASSKEY_ENV);
+    const admin = await seedAdmin(t.services);
+    const { access_token } = await signIn(t.app, admin);
+    // The request as it stands once its bearer was checked and its challenge is stored...
+    const principal = await authenticateMfaPrincipal(t.services, access_token);
+    const credential = new SoftAuthenticator({ origin: ORIGIN }).register(await registrationOptions(t, access_token));
+    // ...then an operator ends the admin's sessions before the passkey is stored.
+    await changePassword(t.services, admin, 'an entirely new passphrase 42');
+    const context = { ip: '127.0.0.1', userAgent: 'test' };
+    await expect(storePasskey(t.services, principal, credential, 'Late key', context)).rejects.toThrow(AppError);
+    expect(await t.services.db.selectFrom('mfa_factors').select('id').execute()).toEqual([]);
   });
 });

@@ -34,10 +34,16 @@ export async function passkeyRegistrationOptions(deps: AppContext, principal: Mf
   return options;
 }
 
+/** The credential epoch the bearer stands for: the access token's admin as read, or the mfa_token's. */
+function epochOf(principal: MfaPrincipal): number {
+  return principal.kind === 'mfa_token' ? principal.opened.challenge.credential_epoch : principal.admin.credential_epoch;
+}
+
 /**
  * Verifies a new passkey (user verification required, origin and RP ID checked, the challenge
  * taken once) and stores it as a confirmed factor. A credential id already stored, for this
- * admin or another, is refused by the unique index rather than overwritten.
+ * admin or another, is refused by the unique index rather than overwritten; so is the passkey of
+ * an admin whose sessions an operator ended (reset, password, disable) after the bearer was checked.
  */
 export async function registerPasskey(deps: AppContext, principal: MfaPrincipal, credential: unknown, name: string, context: RequestContext): Promise<Confirmation> {
   const party = relyingParty(deps.config);
@@ -67,7 +73,7 @@ export async function registerPasskey(deps: AppContext, principal: MfaPrincipal,
     sign_count: key.counter,
     transports: (key.transports ?? []).join(','),
     device_type: credentialDeviceType,
-  });
+  }, epochOf(principal));
   if (!stored) throw new AppError('PASSKEY_REGISTRATION_FAILED');
   return finishEnrollment(deps, principal, { hasFactor, detail: `webauthn ${factorId}`, factorId, assurance: passkeyAssurance(credentialDeviceType) }, context);
 }

@@ -1,4 +1,5 @@
-import type { Db } from '../database.js';
+import { sql } from 'kysely';
+import { dialectOf, type Db } from '../database.js';
 import type { MfaFactor } from './mfa-factors.js';
 
 /** Stores the challenge of an admin's registration options, replacing any earlier one. */
@@ -59,11 +60,40 @@ export interface NewPasskey {
   readonly device_type: string;
 }
 
-/** Stores a verified passkey, confirmed at once; false when its credential id is already stored. */
-export async function insertPasskey(db: Db, passkey: NewPasskey): Promise<boolean> {
+/**
+ * Stores a verified passkey, confirmed at once, only while the admin is at the credential epoch
+ * the bearer was checked at: an operator's `admin mfa reset` (or anything else that ends the
+ * admin's sessions) committed meanwhile leaves no passkey behind. On PostgreSQL the read of the
+ * admin's row waits for such a transaction, then sees what it committed. False, having written
+ * nothing, when the epoch moved or the credential id is already stored.
+ */
+export async function insertPasskey(db: Db, passkey: NewPasskey, credentialEpoch: number): Promise<boolean> {
+  const text = (value: string) => sql<string>`cast(${value} as text)`;
+  const bigint = (value: number) => sql<number>`cast(${value} as bigint)`;
   const result = await db
     .insertInto('mfa_factors')
-    .values({ ...passkey, type: 'webauthn', secret: '', confirmed_at: passkey.created_at, last_used_at: null, last_used_step: null })
+    .columns(['id', 'admin_id', 'type', 'name', 'secret', 'confirmed_at', 'created_at', 'credential_id', 'public_key', 'sign_count', 'transports', 'device_type'])
+    .expression((eb) => {
+      const owner = eb
+        .selectFrom('admins')
+        .select([
+          text(passkey.id).as('id'),
+          'admins.id as admin_id',
+          text('webauthn').as('type'),
+          text(passkey.name).as('name'),
+          text('').as('secret'),
+          bigint(passkey.created_at).as('confirmed_at'),
+          bigint(passkey.created_at).as('created_at'),
+          text(passkey.credential_id).as('credential_id'),
+          text(passkey.public_key).as('public_key'),
+          bigint(passkey.sign_count).as('sign_count'),
+          text(passkey.transports).as('transports'),
+          text(passkey.device_type).as('device_type'),
+        ])
+        .where('admins.id', '=', passkey.admin_id)
+        .where('admins.credential_epoch', '=', credentialEpoch);
+      return dialectOf(db) === 'postgres' ? owner.forShare() : owner;
+    })
     .onConflict((oc) => oc.column('credential_id').doNothing())
     .executeTakeFirst();
   return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
