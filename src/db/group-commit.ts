@@ -1,10 +1,9 @@
 import { setImmediate } from 'node:timers';
-import type { ControlledTransaction, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import { dialectOf, inTransaction, type Db } from './database.js';
 import type { DatabaseSchema } from './schema/index.js';
 
 type Work<T> = (trx: Transaction<DatabaseSchema>) => Promise<T>;
-type Outcome = { readonly value: unknown } | { readonly error: unknown };
 
 interface Queued {
   readonly work: Work<unknown>;
@@ -18,9 +17,10 @@ const groups = new WeakMap<Db, Queued[]>();
 /**
  * Runs `work` atomically, and settles once it is committed. On SQLite the works queued during one
  * turn of the event loop share one transaction (group commit): a commit appends to the WAL and
- * takes the file locks once for all of them, which costs more than a rotation's statements. Each
- * work runs in a savepoint of its own, so one that fails is rolled back and rejected alone; if the
- * commit itself fails, every work of the group rejects, and none of them was answered before.
+ * takes the file locks once for all of them, which costs more than a rotation's statements.
+ * If any work of a group fails, or the commit does, the whole group is rolled back and each of
+ * its works runs again in a transaction of its own, so a failing work fails alone and the others
+ * commit. `work` may therefore run twice: it must act only through `trx`.
  * On PostgreSQL, or inside the caller's transaction, it is an ordinary transaction.
  */
 export function inGroupCommit<T>(db: Db, work: Work<T>): Promise<T> {
@@ -40,44 +40,17 @@ export function inGroupCommit<T>(db: Db, work: Work<T>): Promise<T> {
 async function commitGroup(db: Db): Promise<void> {
   const group = groups.get(db) ?? [];
   groups.delete(db);
-  let outcomes: Outcome[];
+  let values: unknown[];
   try {
-    outcomes = await runGroup(db, group);
-  } catch (error) {
-    for (const queued of group) queued.reject(error);
+    values = await db.transaction().execute(async (trx) => {
+      const results: unknown[] = [];
+      for (const queued of group) results.push(await queued.work(trx));
+      return results;
+    });
+  } catch {
+    // Rare (a constraint a work broke, a full disk): nothing of the group was committed.
+    for (const queued of group) void inTransaction(db, queued.work).then(queued.resolve, queued.reject);
     return;
   }
-  outcomes.forEach((outcome, index) => {
-    const queued = group[index]!;
-    if ('error' in outcome) queued.reject(outcome.error);
-    else queued.resolve(outcome.value);
-  });
-}
-
-/** One transaction for the whole group; throws when it could not be committed. */
-async function runGroup(db: Db, group: readonly Queued[]): Promise<Outcome[]> {
-  const trx = await db.startTransaction().execute();
-  try {
-    const outcomes: Outcome[] = [];
-    for (const queued of group) outcomes.push(await runInSavepoint(trx, queued.work));
-    await trx.commit().execute();
-    return outcomes;
-  } catch (error) {
-    // A failed COMMIT may already have ended the transaction (SQLite rolls back on some errors).
-    await trx.rollback().execute().catch(() => undefined);
-    throw error;
-  }
-}
-
-async function runInSavepoint(trx: ControlledTransaction<DatabaseSchema>, work: Work<unknown>): Promise<Outcome> {
-  const inside = await trx.savepoint('work').execute();
-  try {
-    const value = await work(inside);
-    await inside.releaseSavepoint('work').execute();
-    return { value };
-  } catch (error) {
-    // Rolling back fails only when the error ended the whole transaction (a full disk): the group fails.
-    await (await inside.rollbackToSavepoint('work').execute()).releaseSavepoint('work').execute();
-    return { error };
-  }
+  values.forEach((value, index) => group[index]!.resolve(value));
 }
