@@ -9,6 +9,10 @@ describe('ValidationFailure', () => {
     expect(failure.statusCode).toBe(422);
   });
 
+  it('captures no stack: a malformed body is expected input, never logged', () => {
+    expect((new ValidationFailure([]) as unknown as Error).stack).toBeUndefined();
+  });
+
   it('carries its body as JSON: `{"detail": items}`', () => {
     const items = [{ type: 'missing', loc: ['body', 'username'], msg: 'Field required', input: { school_id: 's' } }];
     expect(new ValidationFailure(items).body).toBe(JSON.stringify({ detail: items }));
