@@ -13,6 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
 import { createBenchDatabase } from './lib/pg.mjs';
+import { alternate, median } from './lib/pairs.mjs';
 
 const [treeA, treeB, scenario, pairsArg, requestsArg] = process.argv.slice(2);
 if (treeA === undefined || treeB === undefined || !['refresh', 'rotation', 'invalid'].includes(scenario ?? '')) {
@@ -39,22 +40,13 @@ async function run(tree) {
   }
 }
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
-
-const cpu = [];
-const rate = [];
-for (let pair = 1; pair <= pairs; pair += 1) {
-  // Every other pair runs B first, so that a cost of running second does not favour one side.
-  const bFirst = pair % 2 === 0;
-  const first = await run(bFirst ? treeB : treeA);
-  const second = await run(bFirst ? treeA : treeB);
-  const [a, b] = bFirst ? [second, first] : [first, second];
-  cpu.push(b.cpu_us / a.cpu_us);
-  rate.push(b.rate / a.rate);
-  console.log(`pair ${pair}${bFirst ? ' (B first)' : ''}: A ${a.cpu_us} µs/request ${a.rate}/s, B ${b.cpu_us} µs/request ${b.rate}/s`);
-}
-console.log(`${scenario}: B/A CPU per request, median ${median(cpu).toFixed(3)}; B/A throughput, median ${median(rate).toFixed(3)} (${pairs} pairs)`);
+const results = await alternate(
+  pairs,
+  () => run(treeA),
+  () => run(treeB),
+  (pair, bFirst, a, b) =>
+    console.log(`pair ${pair}${bFirst ? ' (B first)' : ''}: A ${a.cpu_us} µs/request ${a.rate}/s, B ${b.cpu_us} µs/request ${b.rate}/s`),
+);
+const cpu = median(results.map(({ a, b }) => b.cpu_us / a.cpu_us));
+const rate = median(results.map(({ a, b }) => b.rate / a.rate));
+console.log(`${scenario}: B/A CPU per request, median ${cpu.toFixed(3)}; B/A throughput, median ${rate.toFixed(3)} (${pairs} pairs)`);

@@ -15,6 +15,7 @@ import { join, resolve } from 'node:path';
 import { URL, fileURLToPath } from 'node:url';
 import { closeLoop, postRequest } from './lib/close-loop.mjs';
 import { measure } from './lib/load.mjs';
+import { alternate, median } from './lib/pairs.mjs';
 import { runCli, startOptions, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
 import * as S from './lib/scenarios.mjs';
 
@@ -75,26 +76,19 @@ async function runOn(tree) {
   }
 }
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
-
-const rate = [];
-const cpu = [];
 try {
-  for (let pair = 1; pair <= pairs; pair += 1) {
-    const bFirst = pair % 2 === 0;
-    const first = await runOn(bFirst ? treeB : treeA);
-    const second = await runOn(bFirst ? treeA : treeB);
-    const [a, b] = bFirst ? [second, first] : [first, second];
-    rate.push(b.rps / a.rps);
-    cpu.push(b.cpu / a.cpu);
-    const errors = a.errors + b.errors > 0 ? `, errors A ${a.errors} B ${b.errors}` : '';
-    console.log(`pair ${pair}${bFirst ? ' (B first)' : ''}: A ${a.rps.toFixed(0)}/s ${a.cpu.toFixed(0)} µs/answer, B ${b.rps.toFixed(0)}/s ${b.cpu.toFixed(0)} µs/answer${errors}`);
-  }
-  console.log(`${scenario}: B/A server CPU per answer, median ${median(cpu).toFixed(3)}; B/A answers per second, median ${median(rate).toFixed(3)} (${pairs} pairs)`);
+  const results = await alternate(
+    pairs,
+    () => runOn(treeA),
+    () => runOn(treeB),
+    (pair, bFirst, a, b) => {
+      const errors = a.errors + b.errors > 0 ? `, errors A ${a.errors} B ${b.errors}` : '';
+      console.log(`pair ${pair}${bFirst ? ' (B first)' : ''}: A ${a.rps.toFixed(0)}/s ${a.cpu.toFixed(0)} µs/answer, B ${b.rps.toFixed(0)}/s ${b.cpu.toFixed(0)} µs/answer${errors}`);
+    },
+  );
+  const cpu = median(results.map(({ a, b }) => b.cpu / a.cpu));
+  const rate = median(results.map(({ a, b }) => b.rps / a.rps));
+  console.log(`${scenario}: B/A server CPU per answer, median ${cpu.toFixed(3)}; B/A answers per second, median ${rate.toFixed(3)} (${pairs} pairs)`);
 } finally {
   await stopAllChildren();
 }
