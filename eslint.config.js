@@ -15,6 +15,11 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       'no-console': 'off',
       eqeqeq: ['error', 'always'],
+      // A 422 is thrown as a ValidationFailure, an Error by its prototype chain only (see its file).
+      '@typescript-eslint/only-throw-error': [
+        'error',
+        { allow: [{ from: 'file', name: 'ValidationFailure', path: 'src/http/body/validation-failure.ts' }] },
+      ],
     },
   },
   {
