@@ -12,7 +12,7 @@ import { ARGON2_DEFAULTS, argon2Raw, makeHash } from './lib/argon2-raw.mjs';
 import { closeLoop, postRequest } from './lib/close-loop.mjs';
 import { measure, measureTogether, stopLoad } from './lib/load.mjs';
 import { createBenchDatabase } from './lib/pg.mjs';
-import { killChildrenSync, memoryOf, runCli, sampleMemory, startBare, startOptions, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
+import { killChildrenSync, memoryOf, sampleMemory, startBare, startOptions, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
 import { buildReport, machine, writeResults } from './lib/report.mjs';
 import * as S from './lib/scenarios.mjs';
 
@@ -136,10 +136,7 @@ async function main() {
     }
     let t = Date.now();
     const cli = { env: serverEnv(false), cwd: tmp };
-    await runCli(entry, ['school', 'add', S.SCHOOL], cli);
-    for (const admin of S.ADMINS) {
-      await runCli(entry, ['admin', 'add', '--school', S.SCHOOL, '--username', admin.username, '--password-stdin'], { ...cli, input: `${admin.password}\n` });
-    }
+    await S.seedAdmins(entry, cli);
     setup.cli_seed_seconds = (Date.now() - t) / 1000;
     log(`seeded 1 school, ${S.ADMINS.length} admins through the CLI in ${setup.cli_seed_seconds.toFixed(1)}s`);
 

@@ -16,7 +16,7 @@ import { URL, fileURLToPath } from 'node:url';
 import { closeLoop, postRequest } from './lib/close-loop.mjs';
 import { measure } from './lib/load.mjs';
 import { alternate, median } from './lib/pairs.mjs';
-import { runCli, startOptions, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
+import { startOptions, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
 import * as S from './lib/scenarios.mjs';
 
 const [treeA, treeB, scenario, pairsArg] = process.argv.slice(2);
@@ -33,13 +33,6 @@ function cpuOf(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
-async function seeded(entry, env, cwd) {
-  await runCli(entry, ['school', 'add', S.SCHOOL], { env, cwd });
-  for (const admin of S.ADMINS) {
-    await runCli(entry, ['admin', 'add', '--school', S.SCHOOL, '--username', admin.username, '--password-stdin'], { env, cwd, input: `${admin.password}\n` });
-  }
 }
 
 /** The load of one scenario: a function of the seconds to run it. */
@@ -60,7 +53,7 @@ async function runOn(tree) {
   const cwd = await mkdtemp(join(os.tmpdir(), 'school-auth-ab-'));
   const entry = join(resolve(tree), 'dist/cli/main.js');
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: cwd, LOG_LEVEL: 'warn', LOGIN_THROTTLE: 'off', KEY_ACTIVATION_DELAY: '0' };
-  await seeded(entry, env, cwd);
+  await S.seedAdmins(entry, { env, cwd });
   const { nodeOptions, env: startEnv } = await startOptions(root);
   const rotation = { REFRESH_TOKEN_ROTATION: scenario === 'rotation' ? 'on' : 'off' };
   const server = await startServer({ entry, env: { ...env, ...rotation, ...startEnv }, cwd, nodeOptions });

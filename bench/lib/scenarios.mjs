@@ -3,9 +3,18 @@
 import { Buffer } from 'node:buffer';
 import { setTimeout } from 'node:timers';
 import { json, perConnection } from './load.mjs';
+import { runCli } from './procs.mjs';
 
 export const SCHOOL = 'bench-school';
 export const ADMINS = [1, 2, 3, 4].map((i) => ({ username: `bench-admin-${i}`, password: `bench-password-${i}-correct-horse` }));
+
+/** Adds SCHOOL and its ADMINS through the CLI of `entry`, as an operator would. */
+export async function seedAdmins(entry, cli) {
+  await runCli(entry, ['school', 'add', SCHOOL], cli);
+  for (const admin of ADMINS) {
+    await runCli(entry, ['admin', 'add', '--school', SCHOOL, '--username', admin.username, '--password-stdin'], { ...cli, input: `${admin.password}\n` });
+  }
+}
 
 const loginBodies = ADMINS.map((a) => JSON.stringify({ school_id: SCHOOL, username: a.username, password: a.password }));
 

@@ -47,8 +47,10 @@ async function commitGroup(db: Db): Promise<void> {
       for (const queued of group) results.push(await queued.work(trx));
       return results;
     });
-  } catch {
-    // Rare (a constraint a work broke, a full disk): nothing of the group was committed.
+  } catch (error) {
+    // Rare (a constraint a work broke, a full disk): nothing of the group was committed. A group
+    // of one already ran alone.
+    if (group.length === 1) return group[0]!.reject(error);
     for (const queued of group) void inTransaction(db, queued.work).then(queued.resolve, queued.reject);
     return;
   }
