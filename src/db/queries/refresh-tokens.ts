@@ -16,7 +16,7 @@ export async function findRefreshGrant(db: Db, tokenHash: string): Promise<Refre
   const { rows } = await sql<RefreshGrant>`select refresh_tokens.session_id, refresh_tokens.consumed_at, refresh_tokens.successor_sealed,
     sessions.admin_id, admins.username, admins.school_key, schools.school_id, sessions.acr, sessions.amr, ${LIVENESS_SQL}
     from ${SESSIONS_WITH_OWNER} inner join refresh_tokens on refresh_tokens.session_id = sessions.id
-    where refresh_tokens.token_hash = ${tokenHash}`.execute(db);
+    where "refresh_tokens"."token_hash" = ${tokenHash}`.execute(db);
   return rows[0];
 }
 
