@@ -12,7 +12,7 @@ import { ARGON2_DEFAULTS, argon2Raw, makeHash } from './lib/argon2-raw.mjs';
 import { closeLoop, postRequest } from './lib/close-loop.mjs';
 import { measure, measureTogether, stopLoad } from './lib/load.mjs';
 import { createBenchDatabase } from './lib/pg.mjs';
-import { killChildrenSync, memoryOf, sampleMemory, startBare, startOptions, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
+import { killChildrenSync, memoryOf, sampleMemory, serverEnv, startBare, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
 import { buildReport, machine, writeResults } from './lib/report.mjs';
 import * as S from './lib/scenarios.mjs';
 
@@ -96,26 +96,17 @@ async function scenario(name, proc, run, what = `${options.warmup}s warm-up + ${
   if (logLines > 0) log(`  server wrote ${logLines} log lines (LOG_LEVEL=warn); last: ${proc.logs.recent.at(-1).slice(0, 300)}`);
 }
 
-function serverEnv(rotation) {
-  return {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    DATA_DIR: tmp,
-    LOG_LEVEL: 'warn',
-    LOGIN_THROTTLE: 'off',
-    KEY_ACTIVATION_DELAY: '0',
-    REFRESH_TOKEN_ROTATION: rotation ? 'on' : 'off',
-    ...(database ? { DATABASE_URL: database.url, ISSUER: 'http://bench.school-auth.test' } : {}),
-  };
+function benchEnv(rotation) {
+  return { ...serverEnv(tmp, rotation), ...(database ? { DATABASE_URL: database.url, ISSUER: 'http://bench.school-auth.test' } : {}) };
 }
 
 async function startService(rotation) {
   const cpuProfDir = options.cpuProf ? join(root, 'bench/results/profiles') : undefined;
   if (cpuProfDir) await mkdir(cpuProfDir, { recursive: true });
-  const { nodeOptions, env } = await startOptions(root);
+  const server = await startServer({ entry, env: benchEnv(rotation), cwd: tmp, cpuProfDir });
+  const { nodeOptions, env } = server.start;
   setup.server_node_options = nodeOptions.join(' ');
   setup.server_start_env = env;
-  const server = await startServer({ entry, env: { ...serverEnv(rotation), ...env }, cwd: tmp, cpuProfDir, nodeOptions });
   const rss = memoryOf(server.pid).rssMB;
   setup[`server_rss_after_start_mb_rotation_${rotation ? 'on' : 'off'}`] = rss;
   log(`server pid ${server.pid} on ${server.url} (${Object.entries(env).map(([name, value]) => `${name}=${value} `).join('')}node ${[...nodeOptions, 'dist/cli/main.js'].join(' ')}), REFRESH_TOKEN_ROTATION=${rotation ? 'on' : 'off'}, RSS ${rss.toFixed(0)} MB when ready`);
@@ -135,7 +126,7 @@ async function main() {
       log(`created PostgreSQL database ${database.name}`);
     }
     let t = Date.now();
-    const cli = { env: serverEnv(false), cwd: tmp };
+    const cli = { env: benchEnv(false), cwd: tmp };
     await S.seedAdmins(entry, cli);
     setup.cli_seed_seconds = (Date.now() - t) / 1000;
     log(`seeded 1 school, ${S.ADMINS.length} admins through the CLI in ${setup.cli_seed_seconds.toFixed(1)}s`);

@@ -12,11 +12,10 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
-import { URL, fileURLToPath } from 'node:url';
 import { closeLoop, postRequest } from './lib/close-loop.mjs';
 import { measure } from './lib/load.mjs';
 import { alternate, median } from './lib/pairs.mjs';
-import { startOptions, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
+import { serverEnv, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
 import * as S from './lib/scenarios.mjs';
 
 const [treeA, treeB, scenario, pairsArg] = process.argv.slice(2);
@@ -25,7 +24,6 @@ if (treeA === undefined || treeB === undefined || !['refresh', 'rotation', 'inva
   process.exit(2);
 }
 const pairs = Number(pairsArg ?? 6);
-const root = fileURLToPath(new URL('..', import.meta.url));
 const CONNECTIONS = 50;
 
 /** User + system CPU time of a process, all threads, in microseconds (clock ticks of 10 ms). */
@@ -52,11 +50,9 @@ async function loadFor(server) {
 async function runOn(tree) {
   const cwd = await mkdtemp(join(os.tmpdir(), 'school-auth-ab-'));
   const entry = join(resolve(tree), 'dist/cli/main.js');
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: cwd, LOG_LEVEL: 'warn', LOGIN_THROTTLE: 'off', KEY_ACTIVATION_DELAY: '0' };
+  const env = serverEnv(cwd, scenario === 'rotation');
   await S.seedAdmins(entry, { env, cwd });
-  const { nodeOptions, env: startEnv } = await startOptions(root);
-  const rotation = { REFRESH_TOKEN_ROTATION: scenario === 'rotation' ? 'on' : 'off' };
-  const server = await startServer({ entry, env: { ...env, ...rotation, ...startEnv }, cwd, nodeOptions });
+  const server = await startServer({ entry, env, cwd });
   try {
     const load = await loadFor(server);
     await load(2);

@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import { URL, fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { alternate, median } from './lib/pairs.mjs';
-import { startBare, startOptions, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
+import { serverEnv, startBare, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
 import * as S from './lib/scenarios.mjs';
 
 const [treeA, treeB, pairsArg] = process.argv.slice(2);
@@ -50,9 +50,8 @@ async function tokensFile(dir, url, name, count) {
   return file;
 }
 
-async function withServer(entry, env, cwd, work) {
-  const { nodeOptions, env: startEnv } = await startOptions(root);
-  const server = await startServer({ entry, env: { ...env, ...startEnv }, cwd, nodeOptions });
+async function withServer(entry, rotation, cwd, work) {
+  const server = await startServer({ entry, env: serverEnv(cwd, rotation), cwd });
   try {
     return await work(server.url);
   } finally {
@@ -63,16 +62,15 @@ async function withServer(entry, env, cwd, work) {
 async function runOn(tree) {
   const cwd = await mkdtemp(join(os.tmpdir(), 'school-auth-wrk-'));
   const entry = join(resolve(tree), 'dist/cli/main.js');
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: cwd, LOG_LEVEL: 'warn', LOGIN_THROTTLE: 'off', KEY_ACTIVATION_DELAY: '0' };
   try {
     const bare = await startBare(join(root, 'bench/bare-server.mjs'), { ...process.env, RESPONSE_BYTES: '700' });
     const run = { bare: await measure(bare.url, 'bare').finally(() => stopChild(bare.child)) };
-    await S.seedAdmins(entry, { env, cwd });
-    await withServer(entry, { ...env, REFRESH_TOKEN_ROTATION: 'off' }, cwd, async (url) => {
+    await S.seedAdmins(entry, { env: serverEnv(cwd, false), cwd });
+    await withServer(entry, false, cwd, async (url) => {
       run.refresh = await measure(url, 'refresh', { TOKENS_FILE: await tokensFile(cwd, url, 'reusable', 200) });
       run.invalid = await measure(url, 'invalid');
     });
-    await withServer(entry, { ...env, REFRESH_TOKEN_ROTATION: 'on' }, cwd, async (url) => {
+    await withServer(entry, true, cwd, async (url) => {
       // The warm-up rotates its own tokens: wrk keeps the successors it was given.
       await wrk(url, 'rotation', 2, { TOKENS_FILE: await tokensFile(cwd, url, 'warm-up', CONNECTIONS + 20) });
       run.rotation = await wrk(url, 'rotation', 5, { TOKENS_FILE: await tokensFile(cwd, url, 'measured', CONNECTIONS + 20) });

@@ -1,4 +1,4 @@
-// Paired, alternating runs of two builds, for bench/inprocess-ab.mjs and bench/socket-ab.mjs.
+// Paired, alternating runs of two builds, for the A/B scripts in bench/ (in-process, sockets, wrk).
 
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { URL } from 'node:url';
 
 /** Every child still running; stopped on exit, error or Ctrl-C. */
 const children = new Set();
@@ -113,8 +113,8 @@ async function httpReady(url) {
  * `VAR=value node <options> dist/cli/main.js serve`. An assignment written `VAR=${VAR:-default}`
  * takes the default, as it does under `npm start` when VAR is unset.
  */
-export async function startOptions(root) {
-  const { scripts } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
+async function startOptions() {
+  const { scripts } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
   const words = scripts.start.split(/\s+/);
   const node = words.indexOf('node');
   const env = {};
@@ -127,11 +127,31 @@ export async function startOptions(root) {
 }
 
 /**
- * Starts `node [start options] [--cpu-prof ...] <entry> serve` on a free port and waits for GET /readyz = 200 from
- * it (our child must still be alive then: another process could hold the port). Retries on a
- * port race.
+ * What every benchmark run sets besides `npm start`'s own: its data directory, no login throttle
+ * (every login comes from 127.0.0.1), keys active at once, warnings only.
  */
-export async function startServer({ entry, env, cwd, cpuProfDir, nodeOptions = [], readyTimeoutMs = 30_000 }) {
+export function serverEnv(dataDir, rotation) {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    LOGIN_THROTTLE: 'off',
+    KEY_ACTIVATION_DELAY: '0',
+    REFRESH_TOKEN_ROTATION: rotation ? 'on' : 'off',
+  };
+}
+
+/**
+ * Starts `entry` as `npm start` does (see startOptions), `node [start options] [--cpu-prof ...]
+ * <entry> serve`, on a free port and waits for GET /readyz = 200 from it (our child must still be
+ * alive then: another process could hold the port). Retries on a port race. The server it returns
+ * names the start options it ran with (`start`).
+ */
+export async function startServer({ entry, env, cwd, cpuProfDir, readyTimeoutMs = 30_000 }) {
+  const start = await startOptions();
+  const { nodeOptions } = start;
+  env = { ...env, ...start.env };
   let lastError;
   for (let attempt = 0; attempt < 3; attempt += 1) {
     const port = await freePort();
@@ -146,7 +166,7 @@ export async function startServer({ entry, env, cwd, cpuProfDir, nodeOptions = [
     const url = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + readyTimeoutMs;
     while (Date.now() < deadline && !exited(child)) {
-      if ((await httpReady(`${url}/readyz`)) && !exited(child)) return { child, pid: child.pid, port, url, managementUrl: `http://127.0.0.1:${managementPort}`, logs };
+      if ((await httpReady(`${url}/readyz`)) && !exited(child)) return { child, pid: child.pid, port, url, managementUrl: `http://127.0.0.1:${managementPort}`, logs, start };
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     // give the exit handler time to record the status and the last log lines
