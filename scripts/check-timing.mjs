@@ -22,9 +22,9 @@ import { performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { pino } from 'pino';
 import { buildApp } from '../dist/app.js';
-import { addAdmin, setAdminEnabled } from '../dist/auth/admins.js';
-import { addSchool } from '../dist/auth/schools.js';
-import { loadConfig } from '../dist/config.js';
+import { addAdmin, setAdminEnabled } from '../dist/auth/accounts/admins.js';
+import { addSchool } from '../dist/auth/accounts/schools.js';
+import { loadConfig } from '../dist/config/config.js';
 import { openServices } from '../dist/services.js';
 
 function parseArgs(argv) {

@@ -1,7 +1,7 @@
 /** What other packages may import: building the service, and verifying its tokens elsewhere. */
 export { buildApp } from './app.js';
-export type { AppContext } from './context.js';
-export { loadConfig, type Config } from './config.js';
+export type { AppContext } from './auth/context.js';
+export { loadConfig, type Config } from './config/config.js';
 export { openServices } from './services.js';
 export {
   createAccessTokenVerifier,
@@ -13,4 +13,4 @@ export {
   type AssuranceLevel,
   type VerifiedAccessToken,
   type VerifierOptions,
-} from './verifier.js';
+} from './verifier/index.js';

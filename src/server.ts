@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import { UsageError } from './errors.js';
 import { buildManagementApp } from './http/management-app.js';
-import { createLogger, type Logger } from './logger.js';
+import { createLogger, type Logger } from './runtime/logger.js';
 import { closeServices, openServices } from './services.js';
-import { exitOnSignals } from './shutdown.js';
+import { exitOnSignals } from './runtime/shutdown.js';
 import { connect } from './db/connect.js';
 
 interface Listener {

@@ -1,16 +1,16 @@
 import { pino } from 'pino';
-import { systemClock, type Clock } from './clock.js';
-import type { Config } from './config.js';
-import type { AppContext } from './context.js';
-import { commonStoredHashParams } from './auth/hash-params.js';
-import { PasswordHasher } from './auth/passwords.js';
+import { systemClock, type Clock } from './runtime/clock.js';
+import type { Config } from './config/config.js';
+import type { AppContext } from './auth/context.js';
+import { commonStoredHashParams } from './auth/passwords/hash-params.js';
+import { PasswordHasher } from './auth/passwords/passwords.js';
 import { listTotpSecretsThatOpen } from './auth/mfa/secret-box.js';
-import { SigningKeys } from './auth/signing-keys.js';
+import { SigningKeys } from './auth/keys/signing-keys.js';
 import { connect } from './db/connect.js';
 import type { Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { requireMigrated } from './db/require-migrated.js';
-import type { Logger } from './logger.js';
+import type { Logger } from './runtime/logger.js';
 
 export interface OpenOptions {
   readonly clock?: Clock;

@@ -3,16 +3,20 @@
 // app.inject() at 20 concurrent requests, and requests per second.
 import process from 'node:process';
 import console from 'node:console';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 const [tree, scenario, nArg] = process.argv.slice(2);
 const n = Number(nArg ?? 3000);
-const imp = (p) => import(pathToFileURL(`${tree}/dist/${p}`).href);
-const { loadConfig } = await imp('config.js');
+// The first path that exists: builds before and after the move to domain folders both load.
+const imp = async (...paths) => {
+  const found = paths.find((p) => existsSync(`${tree}/dist/${p}`)) ?? paths[0];
+  return import(pathToFileURL(`${tree}/dist/${found}`).href);
+};
+const { loadConfig } = await imp('config/config.js', 'config.js');
 const { openServices } = await imp('services.js');
 const { buildApp } = await imp('app.js');
-const { addSchool } = await imp('auth/schools.js');
-const { addAdmin } = await imp('auth/admins.js');
+const { addSchool } = await imp('auth/accounts/schools.js', 'auth/schools.js');
+const { addAdmin } = await imp('auth/accounts/admins.js', 'auth/admins.js');
 const { pino } = await import(pathToFileURL(`${tree}/node_modules/pino/pino.js`).href);
 const dir = mkdtempSync('/tmp/inproc-');
 const pgUrl = process.env.BENCH_PG_URL;

@@ -1,11 +1,11 @@
-import { nowSeconds } from '../clock.js';
+import { nowSeconds } from '../runtime/clock.js';
 import {
   deleteEndedSessions,
   deleteEventsBefore,
   deleteStaleClientIps,
   deleteStaleCounters,
 } from '../db/queries/housekeeping.js';
-import type { AppContext } from '../context.js';
+import type { AppContext } from './context.js';
 import { deleteChallenges } from '../db/queries/mfa-challenges.js';
 
 const DAY = 86_400;

@@ -8,7 +8,7 @@
 //   the old one reach up to four times its live size before collecting, which costs memory under
 //   load for no measurable throughput (bench/README.md has the figures for both).
 import { Command, CommanderError } from 'commander';
-import { ConfigError, loadConfig, loadDotEnv } from '../config.js';
+import { ConfigError, loadConfig, loadDotEnv } from '../config/config.js';
 import { connect } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { UsageError } from '../errors.js';

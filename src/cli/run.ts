@@ -1,5 +1,5 @@
-import { loadConfig, loadDotEnv } from '../config.js';
-import type { AppContext } from '../context.js';
+import { loadConfig, loadDotEnv } from '../config/config.js';
+import type { AppContext } from '../auth/context.js';
 import { closeServices, openServices } from '../services.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
-import type { AccessTokenClaims } from '../auth/access-token.js';
-import { authenticateSelfService } from '../auth/self-service-auth.js';
-import type { AppContext } from '../context.js';
+import type { AccessTokenClaims } from '../auth/keys/access-token.js';
+import { authenticateSelfService } from '../auth/sessions/self-service-auth.js';
+import type { AppContext } from '../auth/context.js';
 import { AppError } from '../errors.js';
 import { bearerToken } from './routes/me.js';
 

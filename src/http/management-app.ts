@@ -1,5 +1,5 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import type { AppContext } from '../context.js';
+import type { AppContext } from '../auth/context.js';
 import { registerErrorHandler, registerNotFound } from './error-handler.js';
 import { metricsOf } from './plugins/metrics.js';
 import { registerHealthRoutes } from './routes/operations.js';

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../runtime/clock.js';
 
 /** How long an answer may sit unsent before its connection is closed. */
 export const STALLED_ANSWER_MS = 60_000;

@@ -5,7 +5,7 @@
  * lockout after 100 consecutive failures.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { changePassword, setAdminEnabled, unlockAdmin } from '../../src/auth/admins.js';
+import { changePassword, setAdminEnabled, unlockAdmin } from '../../src/auth/accounts/admins.js';
 import { listEvents } from '../../src/db/queries/events.js';
 import { useTestApps, seedAdmin, type TestApp } from '../helpers/app.js';
 import { TEST_DIALECTS } from '../helpers/database.js';

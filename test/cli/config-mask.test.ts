@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeConfig, maskDatabaseUrl } from '../../src/cli/commands/config.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 
 const SECRET = 'S3cr3tXyz';
 

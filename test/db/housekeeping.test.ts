@@ -1,5 +1,5 @@
-import { canonicalKey } from '../../src/auth/identity.js';
-import { accountOf, keys } from '../../src/auth/throttle-rules.js';
+import { canonicalKey } from '../../src/auth/accounts/identity.js';
+import { accountOf, keys } from '../../src/auth/throttling/throttle-rules.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { prune } from '../../src/auth/housekeeping.js';
 import { createTestApp, postJson, seedAdmin, signIn, type TestApp } from '../helpers/app.js';

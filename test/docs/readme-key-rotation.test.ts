@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JWK } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSigningKey } from '../../src/auth/signing-keys.js';
+import { createSigningKey } from '../../src/auth/keys/signing-keys.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { REPO_ROOT } from '../helpers/cli-run.js';
 import { nowSeconds } from '../helpers/contract.js';

@@ -1,11 +1,11 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterEach } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { addAdmin } from '../../src/auth/admins.js';
-import { addSchool } from '../../src/auth/schools.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { addAdmin } from '../../src/auth/accounts/admins.js';
+import { addSchool } from '../../src/auth/accounts/schools.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
 import type { Dialect } from '../../src/db/database.js';
-import type { AppContext } from '../../src/context.js';
+import type { AppContext } from '../../src/auth/context.js';
 import { closeServices, openServices } from '../../src/services.js';
 import { TestClock } from './clock.js';
 import { createTestDatabase } from './database.js';

@@ -1,10 +1,10 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { addAdmin } from '../../src/auth/admins.js';
-import { addSchool } from '../../src/auth/schools.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { addAdmin } from '../../src/auth/accounts/admins.js';
+import { addSchool } from '../../src/auth/accounts/schools.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
 import { connect } from '../../src/db/connect.js';
-import type { AppContext } from '../../src/context.js';
+import type { AppContext } from '../../src/auth/context.js';
 import { closeServices, openServices } from '../../src/services.js';
 
 /**

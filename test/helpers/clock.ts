@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/runtime/clock.js';
 
 /** A clock that only moves when a test says so. Starts at a fixed instant. */
 export class TestClock implements Clock {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JWK } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSigningKey } from '../../src/auth/signing-keys.js';
+import { createSigningKey } from '../../src/auth/keys/signing-keys.js';
 import { createTestApp, seedAdmin, signIn, type TestApp } from '../helpers/app.js';
 import { me, nowSeconds } from '../helpers/contract.js';
 import { TEST_DIALECTS } from '../helpers/database.js';

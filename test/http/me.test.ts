@@ -1,9 +1,9 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { SignJWT, base64url, decodeJwt, decodeProtectedHeader, exportSPKI, generateKeyPair, importJWK, type CryptoKey, type JWTPayload } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { setAdminEnabled } from '../../src/auth/admins.js';
-import { suspendSchool } from '../../src/auth/schools.js';
-import { revokeSessionById } from '../../src/auth/session-control.js';
+import { setAdminEnabled } from '../../src/auth/accounts/admins.js';
+import { suspendSchool } from '../../src/auth/accounts/schools.js';
+import { revokeSessionById } from '../../src/auth/sessions/session-control.js';
 import { PASSWORD, createTestApp, seedAdmin, signIn, type TestApp } from '../helpers/app.js';
 import { BODIES, ENDPOINTS, logout, me, nowSeconds, storedSigningKeys } from '../helpers/contract.js';
 import { TEST_DIALECTS } from '../helpers/database.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { responseSerializerCompiler } from '../../src/http/serializer.js';
-import { RefreshResponse, ValidationErrorBody } from '../../src/http/schemas.js';
+import { RefreshResponse, ValidationErrorBody } from '../../src/http/routes/schemas.js';
 
 function serializerFor(schema: object, httpStatus: string): (data: unknown) => string {
   return responseSerializerCompiler({ schema, method: 'POST', url: '/auth/refresh', httpStatus });

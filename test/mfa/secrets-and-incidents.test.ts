@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changePassword } from '../../src/auth/admins.js';
+import { changePassword } from '../../src/auth/accounts/admins.js';
 import { resetAdminMfa } from '../../src/auth/mfa/operator.js';
 import { seedAdmin, useTestApps } from '../helpers/app.js';
 import { TEST_DIALECTS } from '../helpers/database.js';

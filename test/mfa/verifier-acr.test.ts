@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { createAccessTokenVerifier, requireAccessToken, type AccessTokenVerifier } from '../../src/verifier.js';
+import { createAccessTokenVerifier, requireAccessToken, type AccessTokenVerifier } from '../../src/verifier/index.js';
 import { seedAdmin, useTestApps } from '../helpers/app.js';
 import { adminWithTotp, passwordStep, totpCode, verify } from '../helpers/mfa.js';
 

@@ -1,6 +1,6 @@
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { changePassword } from '../../src/auth/admins.js';
+import { changePassword } from '../../src/auth/accounts/admins.js';
 import { registerPasskey as storePasskey } from '../../src/auth/mfa/passkey-registration.js';
 import { authenticateMfaPrincipal } from '../../src/auth/mfa/principal.js';
 import { resetAdminMfa, setMfaPolicy } from '../../src/auth/mfa/operator.js';

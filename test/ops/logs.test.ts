@@ -1,4 +1,4 @@
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/runtime/logger.js';
 import { parseLogLines } from '../helpers/log-lines.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OPS_SCHOOL, OPS_USERNAME, cleanupOps, startServer, type CliResult, type RunningServer } from '../helpers/ops-server.js';

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { cleanupOps, loginHttp, rawRequest, seedWithCli, startServer } from '../helpers/ops-server.js';
 import { parseExposition, valueOf } from '../helpers/ops-prometheus.js';
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIMITS, LoginBody, RefreshTokenBody } from '../../src/http/schemas.js';
+import { LIMITS, LoginBody, RefreshTokenBody } from '../../src/http/routes/schemas.js';
 import { createTestApp, seedAdmin, signIn, type TestApp } from '../helpers/app.js';
 import { REPO_ROOT } from '../helpers/cli-run.js';
 
@@ -176,7 +176,7 @@ describe('GET /openapi.json', () => {
     expect(schema.properties.refresh_token.maxLength).toBe(512);
   });
 
-  it('is generated from the route schemas: the request bodies deep-equal the TypeBox schemas of src/http/schemas.ts', () => {
+  it('is generated from the route schemas: the request bodies deep-equal the TypeBox schemas of src/http/routes', () => {
     const login = requestSchema('post', '/admin/auth/login');
     const typebox = plain(LoginBody) as Json;
     expect(login.properties).toEqual(typebox.properties);

@@ -2,9 +2,9 @@
 import Fastify from 'fastify';
 import { vi, afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { systemClock } from '../../src/clock.js';
+import { systemClock } from '../../src/runtime/clock.js';
 import { closeServices, openServices } from '../../src/services.js';
-import { createAccessTokenVerifier, requireAccessToken, type AccessTokenVerifier, type VerifierOptions } from '../../src/verifier.js';
+import { createAccessTokenVerifier, requireAccessToken, type AccessTokenVerifier, type VerifierOptions } from '../../src/verifier/index.js';
 import { seedAdmin, signIn, testConfig } from '../helpers/app.js';
 import { logout } from '../helpers/contract.js';
 import { createTestDatabase } from '../helpers/database.js';

@@ -3,7 +3,7 @@ import SQLite from 'better-sqlite3';
 import Fastify from 'fastify';
 import { SignJWT, decodeJwt, decodeProtectedHeader, generateKeyPair, importJWK, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createAccessTokenVerifier, requireAccessToken, type AccessTokenVerifier } from '../../src/verifier.js';
+import { createAccessTokenVerifier, requireAccessToken, type AccessTokenVerifier } from '../../src/verifier/index.js';
 import { OPS_SCHOOL, OPS_USERNAME, cleanupOps, loginHttp, seedWithCli, sleep, startServer, type RunningServer } from '../helpers/ops-server.js';
 
 const PASSWORD = 'verifier test passphrase 8';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { configProblems } from '../helpers/key-files.js';
 
 /** The variables the problems name: the start-up error must say which setting to fix. */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { ok, Workspace } from '../helpers/cli-workspace.js';
 import { TEST_DIALECTS, createPostgresDatabase } from '../helpers/database.js';
 import { freePort, ServerProcess } from '../helpers/server-process.js';

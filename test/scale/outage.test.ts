@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { connectPostgres } from '../../src/db/connect.js';
-import type { AppContext } from '../../src/context.js';
+import type { AppContext } from '../../src/auth/context.js';
 import { closeServices, openServices } from '../../src/services.js';
 import type { FastifyInstance } from 'fastify';
 import { postJson, seedAdmin, signIn, testConfig } from '../helpers/app.js';

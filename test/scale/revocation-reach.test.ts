@@ -3,7 +3,7 @@
  * verifier that follows instance B's feed, both instances sharing one PostgreSQL.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createAccessTokenVerifier } from '../../src/verifier.js';
+import { createAccessTokenVerifier } from '../../src/verifier/index.js';
 import { ok, Workspace } from '../helpers/cli-workspace.js';
 import { TEST_DIALECTS, createPostgresDatabase } from '../helpers/database.js';
 import { freePort, ServerProcess } from '../helpers/server-process.js';

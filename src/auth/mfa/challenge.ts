@@ -1,11 +1,12 @@
-import { nowSeconds } from '../../clock.js';
-import type { AppContext } from '../../context.js';
-import type { AdminForLogin } from '../../db/queries/admins.js';
-import { insertChallenge } from '../../db/queries/mfa-challenges.js';
+import { nowSeconds } from '../../runtime/clock.js';
+import type { AppContext } from '../context.js';
+import { findAdminById, type AdminForLogin } from '../../db/queries/admins.js';
+import { findLiveChallenge, insertChallenge } from '../../db/queries/mfa-challenges.js';
 import { listFactors } from '../../db/queries/mfa-factors.js';
 import { countRecoveryCodesLeft } from '../../db/queries/mfa-recovery-codes.js';
 import { findSchool } from '../../db/queries/schools.js';
 import type { Db } from '../../db/database.js';
+import { AppError } from '../../errors.js';
 import { MFA_TOKEN_LIFETIME, generateMfaToken, hashMfaToken } from './mfa-token.js';
 
 export type MfaMethod = 'totp' | 'webauthn' | 'recovery_code';
@@ -49,4 +50,13 @@ export async function secondFactorChallenge(deps: AppContext, admin: AdminForLog
     consumed_at: null,
   });
   return { mfaToken, methods, expiresIn: MFA_TOKEN_LIFETIME, enrollment };
+}
+
+/** A live challenge and its admin, or the one 401 for every dead or unknown mfa_token. */
+export async function openChallenge(deps: AppContext, mfaToken: string) {
+  const tokenHash = hashMfaToken(mfaToken);
+  const challenge = await findLiveChallenge(deps.db, tokenHash, nowSeconds(deps.clock));
+  const admin = challenge === undefined ? undefined : await findAdminById(deps.db, challenge.admin_id);
+  if (challenge === undefined || admin === undefined) throw new AppError('MFA_TOKEN_INVALID');
+  return { tokenHash, challenge, admin };
 }

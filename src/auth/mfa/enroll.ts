@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { nowSeconds } from '../../clock.js';
-import type { AppContext } from '../../context.js';
+import { nowSeconds } from '../../runtime/clock.js';
+import type { AppContext } from '../context.js';
 import { takeChallengeGuess } from '../../db/queries/mfa-challenges.js';
 import { deleteUnconfirmedFactors, findFactor, insertFactor } from '../../db/queries/mfa-factors.js';
 import { AppError } from '../../errors.js';
-import type { RequestContext } from '../audit.js';
+import type { RequestContext } from '../audit/events.js';
 import { PASSWORD_AND_OTP } from './assurance.js';
 import { finishEnrollment, type Confirmation } from './enrollment-finish.js';
 import { checkTotpFactor } from './factor-check.js';

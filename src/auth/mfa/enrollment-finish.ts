@@ -1,8 +1,8 @@
-import { nowSeconds } from '../../clock.js';
-import type { AppContext } from '../../context.js';
+import { nowSeconds } from '../../runtime/clock.js';
+import type { AppContext } from '../context.js';
 import { replaceRecoveryCodes } from '../../db/queries/mfa-recovery-codes.js';
-import { aboutAdmin, recordEvent, type RequestContext } from '../audit.js';
-import type { LoginResult } from '../session-start.js';
+import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
+import type { LoginResult } from '../sign-in/session-start.js';
 import type { Assurance } from './assurance.js';
 import type { MfaPrincipal } from './principal.js';
 import { generateRecoveryCodes, hashRecoveryCode } from './recovery-codes.js';

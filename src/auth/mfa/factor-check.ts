@@ -1,5 +1,5 @@
-import { nowSeconds } from '../../clock.js';
-import type { AppContext } from '../../context.js';
+import { nowSeconds } from '../../runtime/clock.js';
+import type { AppContext } from '../context.js';
 import { claimTotpStep, listFactors, type MfaFactor } from '../../db/queries/mfa-factors.js';
 import { useRecoveryCode } from '../../db/queries/mfa-recovery-codes.js';
 import { PASSWORD_AND_OTP, PASSWORD_AND_RECOVERY_CODE, type Assurance } from './assurance.js';

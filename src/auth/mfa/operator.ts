@@ -1,5 +1,5 @@
-import { nowSeconds } from '../../clock.js';
-import type { AppContext } from '../../context.js';
+import { nowSeconds } from '../../runtime/clock.js';
+import type { AppContext } from '../context.js';
 import { inTransaction } from '../../db/database.js';
 import { deleteChallenges } from '../../db/queries/mfa-challenges.js';
 import { deleteAllFactors, listFactors } from '../../db/queries/mfa-factors.js';
@@ -8,9 +8,9 @@ import { deleteMfaThrottle, findMfaThrottle } from '../../db/queries/mfa-throttl
 import { setSchoolMfaPolicy } from '../../db/queries/schools.js';
 import { endAllSessions } from '../../db/queries/sessions.js';
 import { UsageError } from '../../errors.js';
-import { type AdminRef, requireAdmin } from '../admins.js';
-import { CLI_CONTEXT, aboutAdmin, recordEvent } from '../audit.js';
-import { requireSchool } from '../schools.js';
+import { type AdminRef, requireAdmin } from '../accounts/admins.js';
+import { CLI_CONTEXT, aboutAdmin, recordEvent } from '../audit/events.js';
+import { requireSchool } from '../accounts/schools.js';
 
 type Deps = Pick<AppContext, 'db' | 'clock'>;
 

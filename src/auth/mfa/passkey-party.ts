@@ -1,8 +1,8 @@
 import { decodeClientDataJSON } from '@simplewebauthn/server/helpers';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
 import { listFactors, type MfaFactor } from '../../db/queries/mfa-factors.js';
-import type { WebauthnConfig } from '../../webauthn-config.js';
+import type { WebauthnConfig } from '../../config/webauthn.js';
 import { AppError } from '../../errors.js';
 import type { Assurance } from './assurance.js';
 import { MFA_TOKEN_LIFETIME } from './mfa-token.js';

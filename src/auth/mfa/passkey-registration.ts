@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { generateRegistrationOptions, verifyRegistrationResponse, type RegistrationResponseJSON } from '@simplewebauthn/server';
-import { nowSeconds } from '../../clock.js';
-import type { AppContext } from '../../context.js';
+import { nowSeconds } from '../../runtime/clock.js';
+import type { AppContext } from '../context.js';
 import { insertPasskey, saveRegistrationChallenge, takeRegistrationChallenge } from '../../db/queries/webauthn.js';
 import { AppError } from '../../errors.js';
-import type { RequestContext } from '../audit.js';
+import type { RequestContext } from '../audit/events.js';
 import { finishEnrollment, type Confirmation } from './enrollment-finish.js';
 import { PASSKEY_ALGORITHMS, PASSKEY_CHALLENGE_LIFETIME, PASSKEY_TIMEOUT_MS, passkeyAssurance, passkeyDescriptors, relyingParty, signedChallenge } from './passkey-party.js';
 import { requireFactorManager, type MfaPrincipal } from './principal.js';

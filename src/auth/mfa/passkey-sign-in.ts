@@ -1,12 +1,12 @@
 import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON } from '@simplewebauthn/server';
-import { nowSeconds } from '../../clock.js';
-import type { AppContext } from '../../context.js';
+import { nowSeconds } from '../../runtime/clock.js';
+import type { AppContext } from '../context.js';
 import { saveSignInChallenge, takeSignInChallenge } from '../../db/queries/mfa-challenges.js';
 import { advanceSignCount, findCredential } from '../../db/queries/webauthn.js';
 import { AppError } from '../../errors.js';
 import type { Assurance } from './assurance.js';
 import { PASSKEY_TIMEOUT_MS, passkeyAssurance, passkeyDescriptors, relyingParty, signedChallenge, transportsOf } from './passkey-party.js';
-import { openChallenge } from './verify.js';
+import { openChallenge } from './challenge.js';
 
 /**
  * Request options for answering a sign-in (an mfa_token) with a passkey. The challenge is kept

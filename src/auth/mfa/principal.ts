@@ -1,10 +1,10 @@
-import type { AppContext } from '../../context.js';
+import type { AppContext } from '../context.js';
 import { listFactors } from '../../db/queries/mfa-factors.js';
 import { findAdminById } from '../../db/queries/admins.js';
 import { AppError } from '../../errors.js';
-import { authenticateAccessToken } from '../current-admin.js';
+import { authenticateAccessToken } from '../sessions/current-admin.js';
 import type { Acr } from './assurance.js';
-import { openChallenge } from './verify.js';
+import { openChallenge } from './challenge.js';
 
 type Admin = NonNullable<Awaited<ReturnType<typeof findAdminById>>>;
 

@@ -1,8 +1,8 @@
-import { nowSeconds } from '../../clock.js';
-import type { AppContext } from '../../context.js';
+import { nowSeconds } from '../../runtime/clock.js';
+import type { AppContext } from '../context.js';
 import { findMfaThrottle, releaseMfaAttempt, reserveMfaAttempt, type MfaAttempt, type MfaThrottleRules } from '../../db/queries/mfa-throttle.js';
 import { AppError } from '../../errors.js';
-import { aboutAdmin, recordEvent, type RequestContext } from '../audit.js';
+import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
 
 /** DESIGN.md §6: 10 failures per admin in 15 minutes, and a ceiling of 100 consecutive ones. */
 export const MFA_THROTTLE: MfaThrottleRules = { maxFailures: 10, window: 15 * 60, lockAfter: 100 };

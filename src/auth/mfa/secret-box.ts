@@ -1,8 +1,8 @@
 import type { Db } from '../../db/database.js';
 import { listTotpSecrets } from '../../db/queries/mfa-secrets.js';
-import type { KeyEncryptionKey } from '../../key-encryption-key.js';
-import { KeyEncryptionError } from '../key-encryption.js';
-import { isSealed, openSealedText, sealText } from '../sealed-text.js';
+import type { KeyEncryptionKey } from '../../config/key-encryption-key.js';
+import { KeyEncryptionError } from '../keys/key-encryption.js';
+import { isSealed, openSealedText, sealText } from '../keys/sealed-text.js';
 
 /** The factor id is authenticated with the ciphertext: a sealed secret copied to another row never opens. */
 function labelOf(factorId: string): string {

@@ -1,26 +1,16 @@
-import { nowSeconds } from '../../clock.js';
-import type { AppContext } from '../../context.js';
-import { findAdminById } from '../../db/queries/admins.js';
-import { consumeChallenge, findLiveChallenge, takeChallengeGuess } from '../../db/queries/mfa-challenges.js';
+import { nowSeconds } from '../../runtime/clock.js';
+import type { AppContext } from '../context.js';
+import { consumeChallenge, takeChallengeGuess } from '../../db/queries/mfa-challenges.js';
 import { AppError } from '../../errors.js';
-import { aboutAdmin, recordEvent, type RequestContext } from '../audit.js';
-import { startSession, type LoginResult } from '../session-start.js';
-import { accountOf } from '../throttle-rules.js';
+import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
+import { startSession, type LoginResult } from '../sign-in/session-start.js';
+import { accountOf } from '../throttling/throttle-rules.js';
 import type { Assurance } from './assurance.js';
 import { checkSecondFactor, type SecondFactorProof } from './factor-check.js';
-import { hashMfaToken } from './mfa-token.js';
+import { openChallenge } from './challenge.js';
 import { throttledSecondFactor } from './second-factor-throttle.js';
 
 export type SecondFactorAnswer = SecondFactorProof & { readonly mfaToken: string };
-
-/** A live challenge and its admin, or the one 401 for every dead or unknown mfa_token. */
-export async function openChallenge(deps: AppContext, mfaToken: string) {
-  const tokenHash = hashMfaToken(mfaToken);
-  const challenge = await findLiveChallenge(deps.db, tokenHash, nowSeconds(deps.clock));
-  const admin = challenge === undefined ? undefined : await findAdminById(deps.db, challenge.admin_id);
-  if (challenge === undefined || admin === undefined) throw new AppError('MFA_TOKEN_INVALID');
-  return { tokenHash, challenge, admin };
-}
 
 /**
  * Completes a sign-in with its second factor. Both limits are taken before the code is checked,

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { addAdmin, changePassword, setAdminEnabled, unlockAdmin } from '../../auth/admins.js';
-import { requireSchool } from '../../auth/schools.js';
+import { addAdmin, changePassword, setAdminEnabled, unlockAdmin } from '../../auth/accounts/admins.js';
+import { requireSchool } from '../../auth/accounts/schools.js';
 import { listAdmins } from '../../db/queries/admins.js';
 import { isoSeconds, printRows } from '../output.js';
 import { readNewPassword } from '../password-input.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig, loadDotEnv, type Config } from '../../config.js';
+import { loadConfig, loadDotEnv, type Config } from '../../config/config.js';
 import { say } from '../run.js';
 
 /**

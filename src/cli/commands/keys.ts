@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { CLI_CONTEXT, recordEvent } from '../../auth/audit.js';
-import { encryptStoredSecrets } from '../../auth/key-encryption-upgrade.js';
-import { revokeSigningKey } from '../../auth/key-revocation.js';
-import { createSigningKey, describeSigningKeys } from '../../auth/signing-keys.js';
-import { nowSeconds } from '../../clock.js';
+import { CLI_CONTEXT, recordEvent } from '../../auth/audit/events.js';
+import { encryptStoredSecrets } from '../../auth/keys/key-encryption-upgrade.js';
+import { revokeSigningKey } from '../../auth/keys/key-revocation.js';
+import { createSigningKey, describeSigningKeys } from '../../auth/keys/signing-keys.js';
+import { nowSeconds } from '../../runtime/clock.js';
 import { isoSeconds, printRows } from '../output.js';
 import { count } from '../plural.js';
 import { say, withServices } from '../run.js';

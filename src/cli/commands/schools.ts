@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { addSchool, resumeSchool, suspendSchool } from '../../auth/schools.js';
+import { addSchool, resumeSchool, suspendSchool } from '../../auth/accounts/schools.js';
 import { listSchools } from '../../db/queries/schools.js';
 import { isoSeconds, printRows } from '../output.js';
 import { count } from '../plural.js';

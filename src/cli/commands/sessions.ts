@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { canonicalKey } from '../../auth/identity.js';
-import { isGrantAlive } from '../../auth/refresh.js';
-import { requireSchool } from '../../auth/schools.js';
-import { revokeSessionById, revokeSessionsOfAdmin } from '../../auth/session-control.js';
-import { nowSeconds } from '../../clock.js';
+import { canonicalKey } from '../../auth/accounts/identity.js';
+import { isGrantAlive } from '../../auth/sessions/refresh.js';
+import { requireSchool } from '../../auth/accounts/schools.js';
+import { revokeSessionById, revokeSessionsOfAdmin } from '../../auth/sessions/session-control.js';
+import { nowSeconds } from '../../runtime/clock.js';
 import { listSessions } from '../../db/queries/sessions.js';
 import { UsageError } from '../../errors.js';
 import { isoSeconds, printRows } from '../output.js';

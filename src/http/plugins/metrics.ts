@@ -1,6 +1,6 @@
 import type { FastifyInstance, onResponseHookHandler } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { WorkQueue } from '../../auth/work-queue.js';
+import type { WorkQueue } from '../../auth/passwords/work-queue.js';
 import type { Database } from '../../db/database.js';
 import type { ResponseObserver } from '../request-lifecycle.js';
 

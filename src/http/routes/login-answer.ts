@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import type { LoginResult } from '../../auth/login.js';
+import type { LoginResult } from '../../auth/sign-in/login.js';
 import type { SecondFactorChallenge } from '../../auth/mfa/challenge.js';
 import { noStore } from '../request-context.js';
 

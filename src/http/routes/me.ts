@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { authenticateAccessToken } from '../../auth/current-admin.js';
-import type { AppContext } from '../../context.js';
+import { authenticateAccessToken } from '../../auth/sessions/current-admin.js';
+import type { AppContext } from '../../auth/context.js';
 import { AppError } from '../../errors.js';
 import { TAG } from '../plugins/docs-tags.js';
-import { ErrorBodies, MeResponse } from '../schemas.js';
+import { ErrorBodies, MeResponse } from './schemas.js';
 
 /** The bearer token of an Authorization header; anything else is no credential at all. */
 export function bearerToken(header: string | undefined): string {

@@ -2,10 +2,10 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../db/database.js';
 import { isMigrated } from '../../db/migrate.js';
-import type { SigningKeys } from '../../auth/signing-keys.js';
+import type { SigningKeys } from '../../auth/keys/signing-keys.js';
 import { AppError } from '../../errors.js';
 import { TAG } from '../plugins/docs-tags.js';
-import { ErrorBodies } from '../schemas.js';
+import { ErrorBodies } from './schemas.js';
 
 const Status = Type.Object({ status: Type.String() });
 

@@ -1,14 +1,14 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../context.js';
-import { login } from '../../auth/login.js';
-import { logout } from '../../auth/logout.js';
-import { exchangeRefreshToken } from '../../auth/refresh.js';
+import type { AppContext } from '../../auth/context.js';
+import { login } from '../../auth/sign-in/login.js';
+import { logout } from '../../auth/sessions/logout.js';
+import { exchangeRefreshToken } from '../../auth/sessions/refresh.js';
 import { noStore, requestContext } from '../request-context.js';
 import { TAG } from '../plugins/docs-tags.js';
-import { SecondFactorRequired } from '../mfa-schemas.js';
+import { SecondFactorRequired } from './mfa/schemas.js';
 import { sendLoginAnswer } from './login-answer.js';
-import { ErrorBodies, LoginBody, LoginResponse, RefreshResponse, RefreshTokenBody, bodyErrors } from '../schemas.js';
+import { ErrorBodies, LoginBody, LoginResponse, RefreshResponse, RefreshTokenBody, bodyErrors } from './schemas.js';
 
 /** The two contract endpoints and logout: parse, call the domain, send. */
 export function registerTokenRoutes(app: FastifyInstance, deps: AppContext): void {

@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { nowSeconds } from '../../runtime/clock.js';
+import { findAdminForLogin, insertAdmin, setAdminDisabled, updatePasswordHash, type AdminForLogin } from '../../db/queries/admins.js';
+import { inTransaction } from '../../db/database.js';
+import { endAllSessions } from '../../db/queries/sessions.js';
+import { UsageError } from '../../errors.js';
+import { CLI_CONTEXT, aboutAdmin, recordEvent } from '../audit/events.js';
+import type { AppContext } from '../context.js';
+import { canonicalKey } from './identity.js';
+import { checkNewPassword } from '../passwords/passwords.js';
+import { checkIdentifier, requireSchool } from './schools.js';
+import { accountOf } from '../throttling/throttle-rules.js';
+import { unlockAccount } from '../throttling/throttle.js';
+
+export const MAX_USERNAME_LENGTH = 256;
+
+type Deps = Pick<AppContext, 'db' | 'clock' | 'hasher'>;
+
+export interface AdminRef {
+  readonly schoolId: string;
+  readonly username: string;
+}
+
+export async function requireAdmin(deps: Pick<AppContext, 'db'>, ref: AdminRef): Promise<AdminForLogin> {
+  const school = await requireSchool(deps.db, ref.schoolId);
+  const admin = await findAdminForLogin(deps.db, school.key, canonicalKey(ref.username));
+  if (admin === undefined) {
+    throw new UsageError(
+      `admin ${JSON.stringify(ref.username)} does not exist in school ${JSON.stringify(school.school_id)}; ` +
+        `create it with: school-auth admin add --school ${school.school_id} --username ${ref.username}`,
+    );
+  }
+  return admin;
+}
+
+export async function addAdmin(deps: Deps, ref: AdminRef, password: string): Promise<string> {
+  const school = await requireSchool(deps.db, ref.schoolId);
+  const problem = checkIdentifier(ref.username, 'username', MAX_USERNAME_LENGTH) ?? checkNewPassword(password, ref);
+  if (problem !== undefined) throw new UsageError(problem);
+  const now = nowSeconds(deps.clock);
+  const id = randomUUID();
+  const inserted = await insertAdmin(deps.db, {
+    id,
+    school_key: school.key,
+    username_key: canonicalKey(ref.username),
+    username: ref.username,
+    password_hash: await deps.hasher.hash(password),
+    disabled_at: null,
+    created_at: now,
+    password_changed_at: now,
+  });
+  if (!inserted) throw new UsageError(`admin ${JSON.stringify(ref.username)} already exists in school ${JSON.stringify(school.school_id)}`);
+  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, { type: 'admin.created', schoolId: school.key, username: ref.username, adminId: id });
+  return id;
+}
+
+/** A new password ends every session of the admin: whoever knew the old one is signed out. */
+export async function changePassword(deps: Deps, ref: AdminRef, password: string): Promise<number> {
+  const admin = await requireAdmin(deps, ref);
+  const problem = checkNewPassword(password, { username: admin.username, schoolId: admin.school_id });
+  if (problem !== undefined) throw new UsageError(problem);
+  const now = nowSeconds(deps.clock);
+  const hash = await deps.hasher.hash(password);
+  const ended = await inTransaction(deps.db, async (trx) => {
+    await updatePasswordHash(trx, admin.id, hash, now);
+    return (await endAllSessions(trx, { adminId: admin.id }, 'password_changed', now)).length;
+  });
+  await unlockAccount(deps.db, accountOf(admin.school_key, admin.username_key));
+  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, {
+    type: 'admin.password_changed',
+    ...aboutAdmin(admin),
+    detail: `${ended} sessions ended`,
+  });
+  return ended;
+}
+
+/** Lifts a lockout after too many failed logins, and every backoff of the account. */
+export async function unlockAdmin(deps: Pick<AppContext, 'db' | 'clock'>, ref: AdminRef): Promise<number> {
+  const admin = await requireAdmin(deps, ref);
+  const cleared = await unlockAccount(deps.db, accountOf(admin.school_key, admin.username_key));
+  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, { type: 'admin.unlocked', ...aboutAdmin(admin) });
+  return cleared;
+}
+
+/** Disabling ends every session at once; enabling lets the admin sign in again. */
+export async function setAdminEnabled(deps: Pick<AppContext, 'db' | 'clock'>, ref: AdminRef, enabled: boolean): Promise<number> {
+  const admin = await requireAdmin(deps, ref);
+  const now = nowSeconds(deps.clock);
+  const ended = await inTransaction(deps.db, async (trx) => {
+    await setAdminDisabled(trx, admin.id, enabled ? null : now);
+    return enabled ? 0 : (await endAllSessions(trx, { adminId: admin.id }, 'admin_disabled', now)).length;
+  });
+  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, {
+    type: enabled ? 'admin.enabled' : 'admin.disabled',
+    ...aboutAdmin(admin),
+    detail: enabled ? null : `${ended} sessions ended`,
+  });
+  return ended;
+}

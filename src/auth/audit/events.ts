@@ -1,0 +1,83 @@
+import type { Clock } from '../../runtime/clock.js';
+import type { Db } from '../../db/database.js';
+import { insertEvent } from '../../db/queries/events.js';
+
+export type EventType =
+  | 'login.success'
+  | 'login.failure'
+  | 'login.throttled'
+  | 'account.locked'
+  | 'admin.unlocked'
+  | 'refresh.reuse'
+  | 'logout'
+  | 'session.revoked'
+  | 'admin.created'
+  | 'admin.password_changed'
+  | 'admin.disabled'
+  | 'admin.enabled'
+  | 'school.created'
+  | 'school.suspended'
+  | 'school.resumed'
+  | 'keys.rotated'
+  | 'keys.revoked'
+  | 'keys.encrypted'
+  | 'mfa.challenged'
+  | 'mfa.success'
+  | 'mfa.failure'
+  | 'mfa.throttled'
+  | 'mfa.locked'
+  | 'mfa.enrolled'
+  | 'mfa.removed'
+  | 'mfa.recovery_codes_renewed'
+  | 'mfa.reset'
+  | 'school.mfa_policy';
+
+/** Who did it and from where: the request context of an audited action. */
+export interface RequestContext {
+  readonly ip: string | null;
+  readonly userAgent: string | null;
+}
+
+export const CLI_CONTEXT: RequestContext = { ip: null, userAgent: 'school-auth-cli' };
+
+export interface AuditEntry {
+  readonly type: EventType;
+  readonly schoolId?: string | null;
+  readonly username?: string | null;
+  readonly adminId?: string | null;
+  readonly sessionId?: string | null;
+  readonly detail?: string | null;
+}
+
+/** The audit fields that name an administrator. */
+export function aboutAdmin(admin: { readonly id: string; readonly school_key: string; readonly username: string }) {
+  return { schoolId: admin.school_key, username: admin.username, adminId: admin.id };
+}
+
+/**
+ * The most characters (code points) of client-supplied text an event keeps: the request limits
+ * of the login fields, applied again to what is stored, because NFKC can make a school id 18
+ * times longer (U+FDFA). Longer text is cut and marked with `…`.
+ */
+const STORED_TEXT_LIMITS = { schoolId: 128, username: 256, userAgent: 512 } as const;
+
+function bounded(text: string | null | undefined, limit: number): string | null {
+  if (text === null || text === undefined) return null;
+  const chars = [...text];
+  return chars.length <= limit ? text : `${chars.slice(0, limit).join('')}…`;
+}
+
+/** Appends to the audit trail. `schoolId` is the canonical school key, so filters match it. */
+export async function recordEvent(db: Db, clock: Clock, context: RequestContext, entry: AuditEntry): Promise<void> {
+  await insertEvent(db, {
+    at: clock.now(),
+    type: entry.type,
+    school_id: bounded(entry.schoolId, STORED_TEXT_LIMITS.schoolId),
+    username: bounded(entry.username, STORED_TEXT_LIMITS.username),
+    admin_id: entry.adminId ?? null,
+    session_id: entry.sessionId ?? null,
+    ip: context.ip,
+    user_agent: bounded(context.userAgent, STORED_TEXT_LIMITS.userAgent),
+    detail: entry.detail ?? null,
+  });
+}

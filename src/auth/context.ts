@@ -1,0 +1,21 @@
+import type { Clock } from '../runtime/clock.js';
+import type { Config } from '../config/config.js';
+import type { PasswordHasher } from './passwords/passwords.js';
+import type { SigningKeys } from './keys/signing-keys.js';
+import type { Database, Db } from '../db/database.js';
+import type { Logger } from '../runtime/logger.js';
+
+/**
+ * The one bag of dependencies, built once by the server or a CLI command and passed down, so
+ * tests choose the clock and the database. Queries always run on `db`; `database` is the
+ * connection's lifecycle (readiness, pool statistics, closing), used only at the edges.
+ */
+export interface AppContext {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly db: Db;
+  readonly database: Database;
+  readonly hasher: PasswordHasher;
+  readonly keys: SigningKeys;
+  readonly logger: Logger;
+}

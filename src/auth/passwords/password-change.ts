@@ -1,0 +1,67 @@
+import { nowSeconds } from '../../runtime/clock.js';
+import { findAdminById, type AdminForLogin } from '../../db/queries/admins.js';
+import { endOtherSessions } from '../../db/queries/other-sessions.js';
+import { AppError } from '../../errors.js';
+import type { AccessTokenClaims } from '../keys/access-token.js';
+import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
+import type { AppContext } from '../context.js';
+import { checkNewPassword } from './passwords.js';
+import { accountOf } from '../throttling/throttle-rules.js';
+import { admitPasswordCheck, recordPasswordFailure } from '../sign-in/login-attempt.js';
+import { releaseLoginAttempt } from '../throttling/throttle.js';
+
+/** A new password that breaks the rules: the route turns it into a 422 item at ["body","new_password"]. */
+export class NewPasswordRejected extends Error {
+  constructor(readonly problem: string) {
+    super(problem);
+    this.name = 'NewPasswordRejected';
+  }
+}
+
+/**
+ * Changes the token's admin's own password. The current password is checked like a login (the
+ * same throttling layers count a wrong one, so a stolen access token cannot be used to guess it),
+ * and the change ends every other session of the admin in the same transaction; the presenting
+ * session survives, so the admin stays signed in where they made the change.
+ */
+export async function changeOwnPassword(
+  deps: AppContext,
+  claims: AccessTokenClaims,
+  passwords: { current: string; next: string },
+  context: RequestContext,
+): Promise<void> {
+  // Decided from the body and the token alone, before any lookup or hashing (DESIGN §3).
+  const problem = checkNewPassword(passwords.next, { username: claims.username, schoolId: claims.school_id });
+  if (problem !== undefined) throw new NewPasswordRejected(problem);
+  const admin = await findAdminById(deps.db, claims.sub);
+  if (admin === undefined) throw new AppError('INVALID_ACCESS_TOKEN');
+  await checkCurrentPassword(deps, admin, passwords.current, context);
+  const hash = await deps.hasher.hash(passwords.next);
+  const now = nowSeconds(deps.clock);
+  const ended = await endOtherSessions(deps.db, { adminId: admin.id, keepSessionId: claims.sid, reason: 'password_changed', now, passwordHash: hash });
+  // The presenting session ended while the hash was computed (a revoke, another password change).
+  if (ended === undefined) throw new AppError('INVALID_ACCESS_TOKEN');
+  await recordEvent(deps.db, deps.clock, context, {
+    type: 'admin.password_changed',
+    ...aboutAdmin(admin),
+    sessionId: claims.sid,
+    detail: `self-service: ${ended.length} other sessions ended`,
+  });
+}
+
+async function checkCurrentPassword(deps: AppContext, admin: AdminForLogin, password: string, context: RequestContext): Promise<void> {
+  const account = accountOf(admin.school_key, admin.username_key);
+  const ip = context.ip ?? 'unknown';
+  const reservation = await admitPasswordCheck(deps, account, ip, context, aboutAdmin(admin));
+  const matches = await deps.hasher.verify(admin.password_hash, password).catch(async (error: unknown) => {
+    // Not checked (hash queue full): not a failure either.
+    await releaseLoginAttempt(deps, account, ip).catch(() => undefined);
+    throw error;
+  });
+  if (!matches) {
+    await recordPasswordFailure(deps, reservation, context, aboutAdmin(admin), 'wrong_current_password');
+    throw new AppError('INCORRECT_PASSWORD');
+  }
+  // The right password is not a failure: give the reserved attempt back.
+  await releaseLoginAttempt(deps, account, ip);
+}

@@ -1,0 +1,75 @@
+import { nowSeconds } from '../../runtime/clock.js';
+import { findAdminById } from '../../db/queries/admins.js';
+import { endOtherSessions, listUnrevokedSessionsOfAdmin } from '../../db/queries/other-sessions.js';
+import { revokeSessions } from '../../db/queries/sessions.js';
+import { AppError } from '../../errors.js';
+import type { AccessTokenClaims } from '../keys/access-token.js';
+import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
+import type { Acr } from '../mfa/assurance.js';
+import type { AppContext } from '../context.js';
+import { isGrantAlive } from './refresh.js';
+
+/** One of an admin's own live sessions, as the self-service list shows it. Times in epoch seconds. */
+export interface OwnSession {
+  readonly sessionId: string;
+  readonly createdAt: number;
+  readonly lastUsedAt: number;
+  readonly ip: string | null;
+  readonly userAgent: string | null;
+  /** Assurance level the session signed in with, kept for its whole life. */
+  readonly acr: Acr;
+  readonly current: boolean;
+}
+
+/** The live sessions of the token's admin, newest first; ended and expired ones are left out. */
+export async function listOwnSessions(deps: AppContext, claims: AccessTokenClaims): Promise<OwnSession[]> {
+  const now = nowSeconds(deps.clock);
+  const rows = await listUnrevokedSessionsOfAdmin(deps.db, claims.sub);
+  return rows
+    .filter((row) => isGrantAlive(row, now, deps.config))
+    .map((row) => ({
+      sessionId: row.id,
+      createdAt: row.created_at,
+      lastUsedAt: row.last_used_at,
+      ip: row.ip,
+      userAgent: row.user_agent,
+      acr: row.acr === 'aal2' ? 'aal2' : 'aal1',
+      current: row.id === claims.sid,
+    }));
+}
+
+/**
+ * Ends one of the admin's own sessions. Another admin's session, an unknown one and one that has
+ * already ended are the same 404: the answer tells nobody which session ids exist.
+ */
+export async function revokeOwnSession(deps: AppContext, claims: AccessTokenClaims, sessionId: string, context: RequestContext): Promise<void> {
+  const now = nowSeconds(deps.clock);
+  const [ended] = await revokeSessions(deps.db, { sessionId, adminId: claims.sub }, 'revoked_by_admin', now);
+  if (ended === undefined) throw new AppError('NOT_FOUND');
+  await recordEvent(deps.db, deps.clock, context, {
+    type: 'session.revoked',
+    ...(await auditSubject(deps, claims)),
+    sessionId: claims.sid,
+    detail: `self-service: session ${sessionId} ended`,
+  });
+}
+
+/** Ends every session of the admin but the one presenting the token (sign out everywhere else). */
+export async function revokeOtherSessions(deps: AppContext, claims: AccessTokenClaims, context: RequestContext): Promise<void> {
+  const now = nowSeconds(deps.clock);
+  const ended = await endOtherSessions(deps.db, { adminId: claims.sub, keepSessionId: claims.sid, reason: 'revoked_by_admin', now });
+  // The presenting session itself ended meanwhile (a concurrent request from another session).
+  if (ended === undefined) throw new AppError('INVALID_ACCESS_TOKEN');
+  await recordEvent(deps.db, deps.clock, context, {
+    type: 'session.revoked',
+    ...(await auditSubject(deps, claims)),
+    sessionId: claims.sid,
+    detail: `self-service: ${ended.length} other sessions ended`,
+  });
+}
+
+/** The audit fields of the token's admin (the canonical school key, so event filters match). */
+export async function auditSubject(deps: Pick<AppContext, 'db'>, claims: AccessTokenClaims) {
+  const admin = await findAdminById(deps.db, claims.sub);
+  return admin === undefined ? { adminId: claims.sub, username: claims.username } : aboutAdmin(admin);
+}

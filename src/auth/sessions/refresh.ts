@@ -1,0 +1,139 @@
+import { nowSeconds } from '../../runtime/clock.js';
+import type { Config } from '../../config/config.js';
+import { findRefreshGrant, rotateRefreshToken, type RefreshGrant } from '../../db/queries/refresh-tokens.js';
+import { revokeSessions, touchSession } from '../../db/queries/sessions.js';
+import { AppError } from '../../errors.js';
+import { issueAccessToken } from '../keys/access-token.js';
+import { recordEvent, type RequestContext } from '../audit/events.js';
+import type { AppContext } from '../context.js';
+import { assuranceOf } from '../mfa/assurance.js';
+import { generateRefreshToken, hashRefreshToken, openSuccessor, sealSuccessor } from './refresh-token.js';
+
+export interface RefreshResult {
+  readonly accessToken: string;
+  readonly expiresIn: number;
+  /** Present only in rotation mode. */
+  readonly refreshToken?: string;
+  readonly refreshExpiresIn?: number;
+}
+
+const invalid = () => new AppError('INVALID_REFRESH_TOKEN');
+
+/**
+ * Exchanges a refresh token for a new access token (and, with rotation, a new refresh token).
+ * A flat list of guards: unknown, consumed, ended or expired tokens are all the same 401.
+ */
+export async function exchangeRefreshToken(deps: AppContext, token: string, context: RequestContext): Promise<RefreshResult> {
+  const presented: Presented = { token, hash: hashRefreshToken(token) };
+  const grant = await findRefreshGrant(deps.db, presented.hash);
+  if (grant === undefined) throw invalid();
+  const now = nowSeconds(deps.clock);
+  if (grant.consumed_at !== null) return replayConsumedToken(deps, grant, presented, context);
+  if (!isGrantAlive(grant, now, deps.config)) throw invalid();
+  if (!deps.config.refreshTokenRotation) return reuseToken(deps, grant, now);
+  return rotateToken(deps, grant, presented, context, now);
+}
+
+/** The refresh token as presented, hashed once. */
+interface Presented {
+  readonly token: string;
+  readonly hash: string;
+}
+
+/** Whether the session behind a token may still be used at `now`. */
+export function isGrantAlive(
+  grant: Pick<RefreshGrant, 'revoked_at' | 'expires_at' | 'last_used_at' | 'credential_epoch' | 'admin_credential_epoch' | 'disabled_at' | 'suspended_at'>,
+  now: number,
+  config: Pick<Config, 'refreshIdleTimeout'>,
+): boolean {
+  if (grant.revoked_at !== null) return false;
+  // Moved on by every operator action that ends all of an admin's sessions (see migration 005).
+  if (grant.credential_epoch !== grant.admin_credential_epoch) return false;
+  if (now >= grant.expires_at) return false;
+  if (now - grant.last_used_at > config.refreshIdleTimeout) return false;
+  if (grant.disabled_at !== null || grant.suspended_at !== null) return false;
+  return true;
+}
+
+/**
+ * The idle clock is written at most once a minute (a tenth of the idle timeout when that is
+ * shorter), so most refreshes in reusable mode are a single read, and a rotation writes only the
+ * token rows. The idle timeout is therefore exact to within that interval.
+ */
+function idleClockDue(grant: Pick<RefreshGrant, 'last_used_at'>, now: number, config: Pick<Config, 'refreshIdleTimeout'>): boolean {
+  return now - grant.last_used_at >= Math.min(60, Math.floor(config.refreshIdleTimeout / 10));
+}
+
+async function reuseToken(deps: AppContext, grant: RefreshGrant, now: number): Promise<RefreshResult> {
+  if (idleClockDue(grant, now, deps.config)) await touchSession(deps.db, grant.session_id, now);
+  const access = await issueAccessToken(deps.keys, deps.config, deps.clock, subjectOf(grant));
+  return { accessToken: access.token, expiresIn: access.expiresIn };
+}
+
+async function rotateToken(deps: AppContext, grant: RefreshGrant, presented: Presented, context: RequestContext, now: number): Promise<RefreshResult> {
+  const successor = generateRefreshToken();
+  const won = await rotateRefreshToken(deps.db, {
+    tokenHash: presented.hash,
+    sessionId: grant.session_id,
+    successorHash: hashRefreshToken(successor),
+    successorSealed: sealSuccessor(presented.token, successor),
+    now,
+    touchSession: idleClockDue(grant, now, deps.config),
+  });
+  if (!won) return replayAfterLostRace(deps, presented, context);
+  return rotatedResult(deps, grant, successor, now);
+}
+
+/** Another request consumed the token first (or the session was revoked): decide from what it wrote. */
+async function replayAfterLostRace(deps: AppContext, presented: Presented, context: RequestContext): Promise<RefreshResult> {
+  const grant = await findRefreshGrant(deps.db, presented.hash);
+  if (grant === undefined || grant.consumed_at === null) throw invalid();
+  return replayConsumedToken(deps, grant, presented, context);
+}
+
+/**
+ * A consumed token presented again. Within the grace window (several tabs, a lost response) it
+ * yields the same successor; later it is treated as theft: the whole session is revoked and the
+ * reuse recorded (RFC 9700 §4.14.2).
+ */
+async function replayConsumedToken(deps: AppContext, grant: RefreshGrant, presented: Presented, context: RequestContext): Promise<RefreshResult> {
+  const now = nowSeconds(deps.clock);
+  // An ended session has nothing left to protect: no successor, no reuse event.
+  if (!isGrantAlive(grant, now, deps.config)) throw invalid();
+  const consumedAt = grant.consumed_at ?? now;
+  const successor = grant.successor_sealed === null ? undefined : openSuccessor(presented.token, grant.successor_sealed);
+  if (now - consumedAt <= deps.config.refreshReuseGrace && successor !== undefined) {
+    return rotatedResult(deps, grant, successor, now);
+  }
+  await revokeSessions(deps.db, { sessionId: grant.session_id }, 'refresh_token_reuse', now);
+  await recordEvent(deps.db, deps.clock, context, {
+    type: 'refresh.reuse',
+    schoolId: grant.school_key,
+    username: grant.username,
+    adminId: grant.admin_id,
+    sessionId: grant.session_id,
+    detail: `token consumed ${now - consumedAt}s earlier`,
+  });
+  throw invalid();
+}
+
+async function rotatedResult(deps: AppContext, grant: RefreshGrant, successor: string, now: number): Promise<RefreshResult> {
+  const access = await issueAccessToken(deps.keys, deps.config, deps.clock, subjectOf(grant));
+  return {
+    accessToken: access.token,
+    expiresIn: access.expiresIn,
+    refreshToken: successor,
+    refreshExpiresIn: grant.expires_at - now,
+  };
+}
+
+function subjectOf(grant: RefreshGrant) {
+  return {
+    adminId: grant.admin_id,
+    schoolId: grant.school_id,
+    username: grant.username,
+    sessionId: grant.session_id,
+    // The level the session was signed in with: a refresh neither raises nor lowers it.
+    assurance: assuranceOf(grant),
+  };
+}

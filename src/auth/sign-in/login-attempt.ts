@@ -1,0 +1,28 @@
+import type { AppContext } from '../context.js';
+import { AppError } from '../../errors.js';
+import { recordEvent, type AuditEntry, type RequestContext } from '../audit/events.js';
+import { lockedByThisFailure, reserveLoginAttempt, type Reservation } from '../throttling/throttle.js';
+
+type Who = Pick<AuditEntry, 'schoolId' | 'username' | 'adminId'>;
+type Granted = Reservation & { granted: true };
+
+/**
+ * Admits one password check into the login throttle (a sign-in, or the current password of a
+ * self-service change), or refuses it with the 429, recording only the first refusal of a block.
+ */
+export async function admitPasswordCheck(deps: AppContext, account: string, ip: string, context: RequestContext, who: Who): Promise<Granted> {
+  const reservation = await reserveLoginAttempt(deps, account, ip);
+  if (reservation.granted) return reservation;
+  if (reservation.firstRefusal) {
+    await recordEvent(deps.db, deps.clock, context, { type: 'login.throttled', ...who, detail: `retry after ${reservation.wait}s` });
+  }
+  throw new AppError('LOGIN_THROTTLED', { headers: { 'retry-after': String(reservation.wait) } });
+}
+
+/** Records a refused password check (counted as a failure when it was admitted), and the lockout it caused. */
+export async function recordPasswordFailure(deps: AppContext, reservation: Granted, context: RequestContext, who: Who, reason: string | null): Promise<void> {
+  await recordEvent(deps.db, deps.clock, context, { type: 'login.failure', ...who, detail: reason });
+  if (lockedByThisFailure(reservation, deps.config.throttle)) {
+    await recordEvent(deps.db, deps.clock, context, { type: 'account.locked', ...who });
+  }
+}

@@ -1,0 +1,80 @@
+import { findAdminForLogin, replacePasswordHash, type AdminForLogin } from '../../db/queries/admins.js';
+import { AppError } from '../../errors.js';
+import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
+import type { AppContext } from '../context.js';
+import { canonicalKey } from '../accounts/identity.js';
+import { PASSWORD_ONLY } from '../mfa/assurance.js';
+import { secondFactorChallenge, type SecondFactorChallenge } from '../mfa/challenge.js';
+import { startSession, type LoginResult } from './session-start.js';
+import { accountOf } from '../throttling/throttle-rules.js';
+import { admitPasswordCheck, recordPasswordFailure } from './login-attempt.js';
+import { releaseLoginAttempt } from '../throttling/throttle.js';
+
+export type { LoginResult } from './session-start.js';
+
+export interface Credentials {
+  readonly schoolId: string;
+  readonly username: string;
+  readonly password: string;
+}
+
+/**
+ * Signs an administrator in. Every refusal is the same AppError whatever the reason, and every
+ * attempt does exactly one password verification (a dummy one for an unknown account), so neither
+ * the answer nor its timing tells an attacker which schools or usernames exist.
+ */
+export async function login(deps: AppContext, credentials: Credentials, context: RequestContext): Promise<LoginResult | SecondFactorChallenge> {
+  const schoolKey = canonicalKey(credentials.schoolId);
+  const usernameKey = canonicalKey(credentials.username);
+  const account = accountOf(schoolKey, usernameKey);
+  const ip = context.ip ?? 'unknown';
+  const audit = { schoolId: schoolKey, username: credentials.username };
+  const reservation = await admitPasswordCheck(deps, account, ip, context, audit);
+  const { admin, passwordMatches } = await checkCredentials(deps, schoolKey, usernameKey, credentials.password).catch(async (error: unknown) => {
+    // Not checked (hash queue full, database error): not a failure either.
+    await releaseLoginAttempt(deps, account, ip).catch(() => undefined);
+    throw error;
+  });
+  const refusal = refusalReason(admin, passwordMatches);
+  if (refusal !== undefined || admin === undefined) {
+    await recordPasswordFailure(deps, reservation, context, { ...audit, adminId: admin?.id ?? null }, refusal ?? null);
+    throw new AppError('LOGIN_REFUSED');
+  }
+  await upgradeHashIfNeeded(deps, admin, credentials.password);
+  const challenge = await secondFactorChallenge(deps, admin);
+  if (challenge === undefined) return startSession(deps, admin, { account, ip }, context, PASSWORD_ONLY);
+  // A right password is not a failed login; the session waits for the second factor, which
+  // settles the login throttle when it succeeds.
+  await releaseLoginAttempt(deps, account, ip);
+  await recordEvent(deps.db, deps.clock, context, { type: 'mfa.challenged', ...aboutAdmin(admin), detail: challenge.enrollment ? 'enroll' : 'login' });
+  return challenge;
+}
+
+async function checkCredentials(deps: AppContext, schoolKey: string, usernameKey: string, password: string) {
+  const admin = await findAdminForLogin(deps.db, schoolKey, usernameKey);
+  return { admin, passwordMatches: await verifyPassword(deps, admin, password) };
+}
+
+async function verifyPassword(deps: AppContext, admin: AdminForLogin | undefined, password: string): Promise<boolean> {
+  if (admin === undefined) {
+    await deps.hasher.verifyDummy(password);
+    return false;
+  }
+  return deps.hasher.verify(admin.password_hash, password);
+}
+
+/** The internal reason, for the audit trail only; the client never sees it. */
+function refusalReason(admin: AdminForLogin | undefined, passwordMatches: boolean): string | undefined {
+  if (admin === undefined) return 'unknown_account';
+  if (!passwordMatches) return 'wrong_password';
+  if (admin.school_suspended_at !== null) return 'school_suspended';
+  if (admin.disabled_at !== null) return 'admin_disabled';
+  return undefined;
+}
+
+/** Rehash with the configured parameters once the password is known to be right. */
+async function upgradeHashIfNeeded(deps: AppContext, admin: AdminForLogin, password: string): Promise<void> {
+  if (!deps.hasher.needsRehash(admin.password_hash)) return;
+  const upgraded = await deps.hasher.hash(password);
+  await replacePasswordHash(deps.db, admin.id, admin.password_hash, upgraded);
+}

@@ -1,0 +1,79 @@
+import { randomBytes } from 'node:crypto';
+import { nowSeconds } from '../../runtime/clock.js';
+import type { AppContext } from '../context.js';
+import type { AdminForLogin } from '../../db/queries/admins.js';
+import { insertSession } from '../../db/queries/sessions.js';
+import { AppError } from '../../errors.js';
+import { issueAccessToken } from '../keys/access-token.js';
+import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
+import { amrText, type Assurance } from '../mfa/assurance.js';
+import { generateRefreshToken, hashRefreshToken } from '../sessions/refresh-token.js';
+import { settleLoginSuccess } from '../throttling/throttle.js';
+
+export interface LoginResult {
+  readonly accessToken: string;
+  readonly expiresIn: number;
+  readonly refreshToken: string;
+  readonly refreshExpiresIn: number;
+  readonly schoolId: string;
+  readonly username: string;
+}
+
+/**
+ * Starts the session of an admin whose credentials were checked, at the assurance they proved;
+ * also the end of a second-factor verification. `admin.credential_epoch` is the epoch at which
+ * the password was checked.
+ */
+export async function startSession(
+  deps: AppContext,
+  admin: AdminForLogin,
+  client: { account: string; ip: string },
+  context: RequestContext,
+  assurance: Assurance,
+): Promise<LoginResult> {
+  const now = nowSeconds(deps.clock);
+  const sessionId = randomBytes(16).toString('base64url');
+  const refreshToken = generateRefreshToken();
+  const expiresAt = now + deps.config.refreshAbsoluteLifetime;
+  const session = {
+    id: sessionId,
+    admin_id: admin.id,
+    created_at: now,
+    last_used_at: now,
+    expires_at: expiresAt,
+    ip: context.ip,
+    user_agent: context.userAgent?.slice(0, 512) ?? null,
+    credential_epoch: admin.credential_epoch,
+    acr: assurance.acr,
+    amr: amrText(assurance.amr),
+  };
+  // One transaction, committed before we answer: a 200 always stands for a durable session, and
+  // costs one commit (one fsync on SQLite) rather than one per statement.
+  const started = await deps.db.transaction().execute(async (trx) => {
+    if (!(await insertSession(trx, session, hashRefreshToken(refreshToken)))) return false;
+    await settleLoginSuccess({ ...deps, db: trx }, client.account, client.ip);
+    await recordEvent(trx, deps.clock, context, { type: 'login.success', ...aboutAdmin(admin), sessionId });
+    return true;
+  });
+  if (!started) {
+    // An operator changed the password, disabled the admin or suspended the school after this
+    // login checked the password: the login is refused like any other.
+    await recordEvent(deps.db, deps.clock, context, { type: 'login.failure', ...aboutAdmin(admin), detail: 'sessions_ended_meanwhile' });
+    throw new AppError('LOGIN_REFUSED');
+  }
+  const access = await issueAccessToken(deps.keys, deps.config, deps.clock, {
+    adminId: admin.id,
+    schoolId: admin.school_id,
+    username: admin.username,
+    sessionId,
+    assurance,
+  });
+  return {
+    accessToken: access.token,
+    expiresIn: access.expiresIn,
+    refreshToken,
+    refreshExpiresIn: expiresAt - now,
+    schoolId: admin.school_id,
+    username: admin.username,
+  };
+}
