@@ -1,3 +1,5 @@
+import { isSecretName } from './secret-names.js';
+
 /**
  * Request-body validation that reports problems item for item as FastAPI (Pydantic v2) does
  * for a model of required, length-limited string fields, with the deliberate differences of
@@ -29,10 +31,8 @@ export interface ValidationItem {
   ctx?: Record<string, unknown>;
 }
 
-/** Fields whose values never appear in an error body, at whatever depth they are found. */
-export const SECRET_FIELDS: ReadonlySet<string> = new Set(['password', 'refresh_token', 'current_password', 'new_password', 'code', 'mfa_token']);
-
-const REDACTED = '[redacted]';
+/** What an error body shows instead of a secret. */
+export const REDACTED = '[redacted]';
 
 /**
  * Validates a request body against `fields`.
@@ -107,7 +107,7 @@ function validateField(body: object, field: FieldSpec, echoBody: () => unknown):
 }
 
 function echoField(name: string, value: unknown): unknown {
-  return SECRET_FIELDS.has(name) ? REDACTED : redact(value);
+  return isSecretName(name) ? REDACTED : redact(value);
 }
 
 /** Counts like Python's `len`: a surrogate pair is one character, a lone surrogate too. */
@@ -171,7 +171,7 @@ function fillCopy(source: object, copy: Container | undefined, copyOf: (item: un
   }
   if (copy === undefined || Array.isArray(copy)) return;
   for (const key of Object.keys(source)) {
-    const member = SECRET_FIELDS.has(key) ? REDACTED : copyOf(ownValue(source, key));
+    const member = isSecretName(key) ? REDACTED : copyOf(ownValue(source, key));
     // Assignment would make a `__proto__` key the copy's prototype instead of a member.
     Object.defineProperty(copy, key, { value: member, writable: true, enumerable: true, configurable: true });
   }
