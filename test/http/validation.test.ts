@@ -45,8 +45,9 @@ describe.each(TEST_DIALECTS)('422 validation bodies on %s', (dialect) => {
   it('reports missing refresh_token for refresh and logout with the redacted body', async () => {
     for (const url of [ENDPOINTS.refresh, ENDPOINTS.logout]) {
       await expect422(url, '{}', json, [missing('refresh_token', {})]);
-      const body = { token: 'abc', password: 'p4ss', nested: [{ refresh_token: 'rt-secret' }] };
-      const echoed = { token: 'abc', password: REDACTED, nested: [{ refresh_token: REDACTED }] };
+      // `token` is a misnamed refresh token: named like a secret, so redacted too.
+      const body = { token: 'abc', school_id: 's', password: 'p4ss', nested: [{ refresh_token: 'rt-secret' }] };
+      const echoed = { token: REDACTED, school_id: 's', password: REDACTED, nested: [{ refresh_token: REDACTED }] };
       await expect422(url, JSON.stringify(body), json, [missing('refresh_token', echoed)]);
     }
   });

@@ -20,16 +20,21 @@ export function relyingParty(config: Config): WebauthnConfig {
   return config.webauthn;
 }
 
+/** The challenges we hand out are base64url (simplewebauthn's 32 random bytes). */
+const CHALLENGE = /^[A-Za-z0-9_-]{1,128}$/;
+
 /**
  * The challenge a browser signed, read from the credential's clientDataJSON so it can be taken
- * from the database (once) before the signature is checked; undefined when unreadable.
+ * from the database (once) before the signature is checked; undefined when unreadable. It was
+ * encoded inside the body, past the HTTP boundary's text guard: only the shape of a challenge we
+ * issued may reach a query (a NUL would make PostgreSQL fail where SQLite finds nothing).
  */
 export function signedChallenge(credential: unknown): string | undefined {
   const response = (credential as { response?: { clientDataJSON?: unknown } }).response;
   if (typeof response?.clientDataJSON !== 'string') return undefined;
   try {
     const { challenge } = decodeClientDataJSON(response.clientDataJSON);
-    return typeof challenge === 'string' ? challenge : undefined;
+    return typeof challenge === 'string' && CHALLENGE.test(challenge) ? challenge : undefined;
   } catch {
     return undefined;
   }

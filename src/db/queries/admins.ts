@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { AdminsTable } from '../schema/admins.js';
+import { isStorableText } from '../text.js';
 
 export type Admin = Selectable<AdminsTable>;
 
@@ -20,9 +21,10 @@ function selectAdminsWithSchool(db: Db) {
 }
 
 export async function findAdminForLogin(db: Db, schoolKey: string, usernameKey: string): Promise<AdminForLogin | undefined> {
-  // PostgreSQL text cannot hold NUL, and no account has one (identifiers refuse control
-  // characters): such a name is simply unknown, on both databases.
-  if (schoolKey.includes('\0') || usernameKey.includes('\0')) return undefined;
+  // The login body is the original contract's: its strings pass the HTTP boundary as they are.
+  // No account has NUL or a lone surrogate in its names (identifiers are stored text), so such a
+  // name is simply unknown, on both databases.
+  if (!isStorableText(schoolKey) || !isStorableText(usernameKey)) return undefined;
   return selectAdminsWithSchool(db)
     .where('admins.school_key', '=', schoolKey)
     .where('admins.username_key', '=', usernameKey)

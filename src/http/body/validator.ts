@@ -3,7 +3,15 @@ import { AppError } from '../../errors.js';
 import { JsonText } from './decode.js';
 import { validateBody, type FieldSpec } from './fastapi-validation.js';
 import { parseJsonLikePython } from './python-json.js';
+import { holdsUnstorableText, unstorableItems } from './unstorable-text.js';
 import { ValidationFailure } from './validation-failure.js';
+
+/**
+ * The bodies of the original contract (DESIGN §3), whose answers are fixed: a name with NUL is an
+ * unknown account (401) and a token with NUL an invalid one, as they always were. Their strings
+ * pass as they are; login looks names up only when storable, tokens are only ever hashed.
+ */
+const CONTRACT_BODIES: ReadonlySet<string> = new Set(['/admin/auth/login', '/auth/refresh', '/auth/logout']);
 
 interface ObjectSchema {
   properties?: Record<string, { maxLength?: number; type?: string }>;
@@ -36,14 +44,29 @@ function parseBody(body: unknown): Outcome {
  * Route body schemas are validated the way Pydantic v2 does it, so the 422 items match FastAPI's
  * exactly; the schemas themselves stay the single description of each body (and of the OpenAPI).
  */
-export const fastapiValidatorCompiler: FastifySchemaCompiler<ObjectSchema> = ({ schema, httpPart }) => {
+export const fastapiValidatorCompiler: FastifySchemaCompiler<ObjectSchema> = ({ schema, httpPart, url }) => {
+  if (httpPart === 'params') return validateParams;
+  if (httpPart === 'querystring') return validateQuery;
   if (httpPart !== 'body') return (data: unknown) => ({ value: data });
   const fields = fieldsOf(schema);
+  const guarded = url === undefined || !CONTRACT_BODIES.has(url);
   const validate = (data: unknown): Outcome => {
     const parsed = parseBody(data);
     if ('error' in parsed) return parsed;
     const items = validateBody(parsed.value, fields);
+    if (items.length === 0 && guarded) items.push(...unstorableItems(parsed.value, 'body'));
     return items.length === 0 ? parsed : { error: new ValidationFailure(items) };
   };
   return validate;
 };
+
+/** A path parameter with text no database holds names nothing: 404, as an unknown id. */
+function validateParams(data: unknown): Outcome {
+  return holdsUnstorableText(data) ? { error: new AppError('NOT_FOUND') } : { value: data };
+}
+
+/** A query parameter with text no database holds: one 422 item each, as FastAPI locates them. */
+function validateQuery(data: unknown): Outcome {
+  const items = unstorableItems(data, 'query');
+  return items.length === 0 ? { value: data } : { error: new ValidationFailure(items) };
+}
