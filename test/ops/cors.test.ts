@@ -78,3 +78,55 @@ describe('CORS', () => {
     expect(listOf(response.headers['access-control-expose-headers'])).toContain('x-request-id');
   });
 });
+
+describe('CORS for every route of the API', () => {
+  async function operations(app: TestApp['app']): Promise<{ method: string; url: string }[]> {
+    const document = (await app.inject({ method: 'GET', url: '/openapi.json' })).json<{ paths: Record<string, Record<string, unknown>> }>();
+    return Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => ({ method: method.toUpperCase(), url: path.replace(/\{[^}]+\}/g, 'x') })),
+    );
+  }
+
+  it('answers the preflight of each route with its method and the headers a browser client sends', async () => {
+    t = await createTestApp({ CORS_ORIGINS: ALLOWED });
+    const routes = await operations(t.app);
+    expect(routes).toContainEqual({ method: 'DELETE', url: '/admin/auth/sessions/x' });
+    for (const { method, url } of routes) {
+      const response = await t.app.inject({
+        method: 'OPTIONS',
+        url,
+        headers: { origin: ALLOWED, 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type, x-request-id' },
+      });
+      expect(response.statusCode, `${method} ${url}`).toBe(204);
+      expect(response.headers['access-control-allow-origin']).toBe(ALLOWED);
+      expect(listOf(response.headers['access-control-allow-methods']), `${method} ${url}`).toContain(method.toLowerCase());
+      expect(listOf(response.headers['access-control-allow-headers'])).toEqual(expect.arrayContaining(['authorization', 'content-type', 'x-request-id']));
+    }
+  });
+
+  it('allows exactly the methods the routes use, and If-None-Match for the revocation feed', async () => {
+    t = await createTestApp({ CORS_ORIGINS: ALLOWED });
+    const used = [...new Set((await operations(t.app)).map((route) => route.method.toLowerCase()))].sort();
+    const response = await preflight(t.app, ALLOWED);
+    expect(listOf(response.headers['access-control-allow-methods']).sort()).toEqual(used);
+    expect(listOf(response.headers['access-control-allow-headers']).sort()).toEqual(['authorization', 'content-type', 'if-none-match', 'x-request-id']);
+    expect(listOf(response.headers['access-control-expose-headers']).sort()).toEqual(['etag', 'retry-after', 'www-authenticate', 'x-request-id']);
+  });
+
+  it('a browser on the allowed origin signs out a lost device: the DELETE answer carries the origin', async () => {
+    t = await createTestApp({ CORS_ORIGINS: ALLOWED });
+    const admin = await seedAdmin(t.services);
+    const login = await t.app.inject({
+      method: 'POST',
+      url: '/admin/auth/login',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ school_id: admin.schoolId, username: admin.username, password: admin.password }),
+    });
+    const token = login.json<{ access_token: string }>().access_token;
+    const sessions = await t.app.inject({ method: 'GET', url: '/admin/auth/sessions', headers: { authorization: `Bearer ${token}` } });
+    const [session] = sessions.json<{ sessions: { session_id: string }[] }>().sessions;
+    const response = await t.app.inject({ method: 'DELETE', url: `/admin/auth/sessions/${session!.session_id}`, headers: { origin: ALLOWED, authorization: `Bearer ${token}` } });
+    expect(response.statusCode).toBe(204);
+    expect(response.headers['access-control-allow-origin']).toBe(ALLOWED);
+  });
+});
