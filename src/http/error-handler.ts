@@ -39,9 +39,10 @@ export function registerNotFound(app: FastifyInstance): void {
   const declaredPaths = new DeclaredPaths();
   app.addHook('onRoute', (route) => {
     const methods = methodsByPath.get(route.url) ?? new Set<string>();
-    for (const method of [route.method].flat()) methods.add(method);
+    const declared = [route.method].flat();
+    for (const method of declared) methods.add(method);
     methodsByPath.set(route.url, methods);
-    declaredPaths.add(route.url);
+    declaredPaths.add(route.url, declared);
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?', 1)[0] ?? '';

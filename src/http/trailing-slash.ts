@@ -3,12 +3,37 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 // FastAPI's router (Starlette, `redirect_slashes`) answers a path that has no route, but whose
 // twin with or without the trailing slash has one (for any method), with a 307 to that twin:
 // clients of the original service called `/admin/auth/login/` and followed the redirect.
+// Starlette matches the whole path as the server decoded it (`scope["path"]`), against its routes
+// only: `//evil.example/admin/auth/login/` is no route's twin, and answers 404.
+
+const utf8 = new TextDecoder('utf-8');
+
+/** The raw path percent-decoded as uvicorn does (Python's `unquote`: bad UTF-8 becomes U+FFFD). */
+export function decodePath(raw: string): string {
+  if (!raw.includes('%')) return raw;
+  const bytes: number[] = [];
+  for (let i = 0; i < raw.length; i++) {
+    const hex = raw[i] === '%' ? raw.slice(i + 1, i + 3) : '';
+    if (/^[0-9A-Fa-f]{2}$/.test(hex)) {
+      bytes.push(Number.parseInt(hex, 16));
+      i += 2;
+    } else {
+      bytes.push(...Buffer.from(raw[i] ?? ''));
+    }
+  }
+  return utf8.decode(Uint8Array.from(bytes));
+}
 
 /** The paths routes were declared with (`:param` and `*` included), matched against request paths. */
 export class DeclaredPaths {
   private readonly patterns = new Map<string, RegExp>();
 
-  add(url: string): void {
+  /**
+   * A route that answers only OPTIONS is the CORS preflight's catch-all (`OPTIONS *`): in
+   * Starlette that is middleware, not a route, so it never makes a path a twin.
+   */
+  add(url: string, methods: readonly string[]): void {
+    if (methods.every((method) => method === 'OPTIONS')) return;
     if (this.patterns.has(url)) return;
     const source = url
       .split(/(:[A-Za-z0-9_]+|\*)/)
@@ -54,8 +79,8 @@ function origin(request: FastifyRequest): string {
  * with an empty body, when that twin has a route; returns false (nothing sent) otherwise.
  */
 export function redirectToSlashTwin(request: FastifyRequest, reply: FastifyReply, paths: DeclaredPaths): boolean {
-  const [path = '', ...query] = request.url.split('?');
-  const twin = slashTwin(path);
+  const [rawPath = '', ...query] = request.url.split('?');
+  const twin = slashTwin(decodePath(rawPath));
   if (twin === undefined || !paths.matches(twin)) return false;
   const search = query.length > 0 && query.join('?') !== '' ? `?${query.join('?')}` : '';
   void reply.code(307).header('location', quote(`${origin(request)}${twin}${search}`)).send();
