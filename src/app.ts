@@ -57,7 +57,7 @@ export async function buildApp(deps: AppContext): Promise<FastifyInstance> {
   app.setValidatorCompiler(fastapiValidatorCompiler);
   app.setSerializerCompiler(responseSerializerCompiler);
   registerBodyParser(app);
-  registerErrorHandler(app);
+  registerErrorHandler(app, deps.sealedSecrets);
   registerNotFound(app);
   // Metrics first, since only the routes registered after them are observed. GET /metrics is on
   // the management listener (buildManagementApp), never on this public app.
@@ -75,7 +75,7 @@ export async function buildApp(deps: AppContext): Promise<FastifyInstance> {
   registerSessionRoutes(app, deps);
   registerPasswordRoute(app, deps);
   registerRevocationRoute(app, deps);
-  registerOperationRoutes(app, deps.database, deps.keys);
+  registerOperationRoutes(app, deps);
   await app.ready();
   return app;
 }

@@ -5,6 +5,7 @@ import type { AppContext } from './auth/context.js';
 import { commonStoredHashParams } from './auth/passwords/hash-params.js';
 import { PasswordHasher } from './auth/passwords/passwords.js';
 import { listTotpSecretsThatOpen } from './auth/mfa/secret-box.js';
+import { SealedSecretWatch } from './auth/keys/sealed-secret-watch.js';
 import { SigningKeys } from './auth/keys/signing-keys.js';
 import { connect } from './db/connect.js';
 import type { Database } from './db/database.js';
@@ -44,7 +45,7 @@ export async function openServices(config: Config, options: OpenOptions = {}): P
     // The server verifies logins: its dummy hash costs what most stored hashes cost.
     if (prepare === 'server') await hasher.matchDummyTo(await commonStoredHashParams(database.db));
     const logger = options.logger ?? pino({ level: 'silent' });
-    return { database, db: database.db, config, clock, hasher, keys, logger };
+    return { database, db: database.db, config, clock, hasher, keys, sealedSecrets: new SealedSecretWatch(), logger };
   } catch (error) {
     await database.close();
     throw error;

@@ -1,6 +1,7 @@
 import type { Clock } from '../runtime/clock.js';
 import type { Config } from '../config/config.js';
 import type { PasswordHasher } from './passwords/passwords.js';
+import type { SealedSecretWatch } from './keys/sealed-secret-watch.js';
 import type { SigningKeys } from './keys/signing-keys.js';
 import type { Database, Db } from '../db/database.js';
 import type { Logger } from '../runtime/logger.js';
@@ -17,5 +18,7 @@ export interface AppContext {
   readonly database: Database;
   readonly hasher: PasswordHasher;
   readonly keys: SigningKeys;
+  /** Set once a sealed secret did not open with this instance's key file: 503 and not ready. */
+  readonly sealedSecrets: SealedSecretWatch;
   readonly logger: Logger;
 }

@@ -16,9 +16,9 @@ export async function buildManagementApp(deps: AppContext, publicApp: FastifyIns
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
-  registerErrorHandler(app);
+  registerErrorHandler(app, deps.sealedSecrets);
   registerNotFound(app);
-  registerHealthRoutes(app, deps.database);
+  registerHealthRoutes(app, deps);
   metricsOf(publicApp)?.addRoute(app);
   await app.ready();
   return app;

@@ -22,7 +22,8 @@ export function sealFactorSecret(secret: string, factorId: string, encryption: K
 /**
  * The secret of a stored factor. A sealed one needs the key file it was sealed with: without it
  * (or with another) this throws, naming the factor and the file, never the secret. In a request
- * that is a 500 whose cause is logged, never a silent acceptance; in `keys encrypt`, a refusal.
+ * that is a 503 and the instance is no longer ready (SealedSecretWatch), never a silent
+ * acceptance; in `keys encrypt`, a refusal.
  */
 export function openFactorSecret(stored: string, factorId: string, encryption: KeyEncryptionKey | undefined): string {
   if (!isSealed(stored)) return stored;
