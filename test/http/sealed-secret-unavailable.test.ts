@@ -40,9 +40,9 @@ afterEach(async () => {
 async function openInstance(database: Database, clock: TestClock, env: Record<string, string>): Promise<Instance> {
   const logs: string[] = [];
   const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (logs.push(chunk.toString('utf8')), done()) });
-  const shared = { ...database, close: async () => undefined };
+  const shared = { ...database, close: () => Promise.resolve() };
   const services = await openServices(testConfig(env), { clock, database: shared, logger: createLogger('info', sink) });
-  const instance = { app: await buildApp(services), services, clock, config: services.config, logs, close: async () => undefined };
+  const instance = { app: await buildApp(services), services, clock, config: services.config, logs, close: () => Promise.resolve() };
   opened.push(instance);
   return instance;
 }
