@@ -7,8 +7,8 @@
  *
  * LOGIN_THROTTLE=off: every well-formed login goes all the way through the password check, so a
  * 429 is NOT accepted here (throttling has its own tests in throttle.test.ts).
- * U+0000 is left out of generated text: on PostgreSQL it is a known 500 pinned by
- * test/http/login.test.ts ("refuses identifiers containing U+0000").
+ * Generated text includes U+0000 and lone surrogates, which PostgreSQL cannot store: the HTTP
+ * boundary keeps them from every query (test/http/unstorable-text*.test.ts).
  */
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
@@ -103,10 +103,9 @@ function expectDocumented(method: string, path: string, response: LightMyRequest
 
 // ---- arbitraries -------------------------------------------------------------------------------
 
-const noNul = (text: string) => text.replaceAll('\u0000', '');
 const text = (maxLength: number) =>
-  fc.oneof(fc.string({ maxLength }), fc.string({ unit: 'grapheme', maxLength }), fc.string({ unit: 'binary', maxLength })).map(noNul);
-const json = fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.parse(noNul(JSON.stringify(value))) as unknown);
+  fc.oneof(fc.string({ maxLength }), fc.string({ unit: 'grapheme', maxLength }), fc.string({ unit: 'binary', maxLength }), fc.string({ unit: 'binary-ascii', maxLength }));
+const json = fc.jsonValue({ maxDepth: 3 });
 const headerValue = fc.stringMatching(/^[\x20-\x7e]{0,60}$/).map((value) => value.trim());
 
 const contentType = fc.option(
@@ -216,7 +215,7 @@ describe.each(TEST_DIALECTS)('fuzzing every endpoint on %s', (dialect) => {
   }, 60_000);
 
   it('POST: objects with the real field names and random values, never echoing a secret', async () => {
-    const secretText = (mark: string) => fc.string({ maxLength: 30 }).map((rest) => `${mark}${noNul(rest)}`);
+    const secretText = (mark: string) => fc.string({ maxLength: 30 }).map((rest) => `${mark}${rest}`);
     const value = fc.oneof({ arbitrary: text(140), weight: 4 }, json, fc.constantFrom('lincoln-high', 'alice', 'LINCOLN-HIGH', 'ALICE'));
     const fields = fc.record(
       {
