@@ -1,6 +1,6 @@
 import { nowSeconds } from '../../runtime/clock.js';
 import type { AppContext } from '../context.js';
-import { listRevokedSessions, type FeedPosition } from '../../db/queries/revocations.js';
+import { findWindowStart, listRevokedSessions, type FeedPosition } from '../../db/queries/revocations.js';
 import { AppError } from '../../errors.js';
 
 /** How far ahead of a verifier's clock an `iat` may be (see token-lifetime.ts). */
@@ -9,7 +9,8 @@ const CLOCK_SKEW_SECONDS = 60;
 /** Most sids in one answer: bounds what one anonymous GET costs; the cursor leads to the rest. */
 export const FEED_PAGE_SIZE = 1000;
 
-const START: FeedPosition = { seq: 0, sid: '' };
+/** Before every position: the whole window. */
+export const START: FeedPosition = { seq: 0, sid: '' };
 
 export interface RevocationPage {
   /** Sessions whose access tokens must be refused, in the order they ended. */
@@ -42,20 +43,33 @@ export function decodeCursor(cursor: string): FeedPosition {
   throw new AppError('INVALID_CURSOR');
 }
 
-/**
- * One page of the sessions ended within the feed window (after `since`, when given). Computed
- * from the database and the clock only, so every instance sharing the database answers the same,
- * and the answer changes only when a session ends or one leaves the window (what makes ETags useful).
- */
-export async function readRevocations(deps: Pick<AppContext, 'db' | 'clock' | 'config'>, since?: string): Promise<RevocationPage> {
-  const after = since === undefined ? START : decodeCursor(since);
+/** The position the feed starts at now: every session ended within the window is at or after it. */
+export async function findFeedStart(deps: Pick<AppContext, 'db' | 'clock' | 'config'>): Promise<FeedPosition> {
   const from = nowSeconds(deps.clock) - feedWindowSeconds(deps.config);
-  const rows = await listRevokedSessions(deps.db, from, after, FEED_PAGE_SIZE + 1);
+  return { seq: await findWindowStart(deps.db, from), sid: '' };
+}
+
+function isBefore(a: FeedPosition, b: FeedPosition): boolean {
+  return a.seq < b.seq || (a.seq === b.seq && a.sid < b.sid);
+}
+
+/**
+ * One page of the sessions ended within the feed window after `after` (START: from the
+ * beginning). `start` comes from findFeedStart, at most a few seconds ago (it only moves
+ * forward): a cursor before it, or an old one, is read from there, so no cursor makes the
+ * database walk sessions that have left the window. Computed from the database and the clock
+ * only, so every instance sharing the database answers the same, and the answer changes only
+ * when a session ends or one leaves the window (what makes ETags useful).
+ */
+export async function readRevocationPage(deps: Pick<AppContext, 'db' | 'clock' | 'config'>, after: FeedPosition, start: FeedPosition): Promise<RevocationPage> {
+  const from = nowSeconds(deps.clock) - feedWindowSeconds(deps.config);
+  const position = isBefore(after, start) ? start : after;
+  const rows = await listRevokedSessions(deps.db, from, position, FEED_PAGE_SIZE + 1);
   const page = rows.slice(0, FEED_PAGE_SIZE);
   const last = page.at(-1);
   return {
     sids: page.map((row) => row.id),
-    cursor: encodeCursor(last === undefined ? after : { seq: last.revocation_seq, sid: last.id }),
+    cursor: encodeCursor(last === undefined ? position : { seq: last.revocation_seq, sid: last.id }),
     has_more: rows.length > FEED_PAGE_SIZE,
   };
 }
