@@ -7,6 +7,7 @@ import {
 } from '../db/queries/housekeeping.js';
 import type { AppContext } from './context.js';
 import { deleteChallenges } from '../db/queries/mfa-challenges.js';
+import { feedWindowSeconds } from './sessions/revocation-feed.js';
 
 const DAY = 86_400;
 
@@ -17,14 +18,22 @@ export interface PruneOptions {
   readonly eventDays?: number;
 }
 
-/** Deletes what no rule needs any more, so tables stay proportional to live sessions. */
+/**
+ * Deletes what no rule needs any more, so tables stay proportional to live sessions. A session
+ * ended within the revocation feed's window is kept whatever `sessionDays` says: the feed is what
+ * tells verifiers to refuse its still-valid access tokens. `sessionsKeptWithin` reports that
+ * window (seconds) when it overrode the requested retention.
+ */
 export async function prune(deps: Pick<AppContext, 'db' | 'clock' | 'config'>, options: PruneOptions) {
   const now = nowSeconds(deps.clock);
+  const feedWindow = feedWindowSeconds(deps.config);
+  const clamped = options.sessionDays * DAY < feedWindow;
   const throttle = deps.config.throttle;
   // A counter still matters while any window or the known-IP period could count it.
   const counterHorizon = Math.max(throttle.accountIpWindow, throttle.accountWindow, throttle.ipWindow, throttle.knownIpDays * DAY);
   return {
-    sessions: await deleteEndedSessions(deps.db, now - options.sessionDays * DAY, deps.config.refreshIdleTimeout),
+    sessions: await deleteEndedSessions(deps.db, now - Math.max(options.sessionDays * DAY, feedWindow), deps.config.refreshIdleTimeout),
+    sessionsKeptWithin: clamped ? feedWindow : undefined,
     counters: await deleteStaleCounters(deps.db, now - counterHorizon, throttle.lockoutFailures),
     clientIps: await deleteStaleClientIps(deps.db, now - throttle.knownIpDays * DAY),
     events: options.eventDays === undefined ? 0 : await deleteEventsBefore(deps.db, (now - options.eventDays * DAY) * 1000),

@@ -34,6 +34,22 @@ describe.each(TEST_DIALECTS)('prune on %s', (dialect) => {
     expect(await count('refresh_tokens')).toBe(0);
   });
 
+  it('never deletes a session the revocation feed still lists, whatever the retention asks for', async () => {
+    const admin = await seedAdmin(t.services);
+    const ended = await signIn(t.app, admin);
+    await postJson(t.app, '/auth/logout', { refresh_token: ended.refresh_token });
+    const listed = async () => (await t.app.inject({ method: 'GET', url: '/auth/revocations' })).json<{ sids: string[] }>().sids.length;
+    t.clock.advance(1);
+    const early = await prune(t.services, { sessionDays: 0 });
+    expect(early.sessions).toBe(0);
+    expect(early.sessionsKeptWithin).toBe(t.config.accessTokenTtl + 60);
+    expect(await listed()).toBe(1);
+    // ACCESS_TOKEN_TTL + 60 s after the logout, no token of the session can still be accepted.
+    t.clock.advance(t.config.accessTokenTtl + 60);
+    expect((await prune(t.services, { sessionDays: 0 })).sessions).toBe(1);
+    expect((await prune(t.services, { sessionDays: 7 })).sessionsKeptWithin).toBeUndefined();
+  });
+
   it('keeps a session in use and its rotated tokens', async () => {
     const admin = await seedAdmin(t.services);
     const session = await signIn(t.app, admin);

@@ -6,6 +6,8 @@ import { systemClock } from '../../src/runtime/clock.js';
 import { closeServices, openServices } from '../../src/services.js';
 import { createAccessTokenVerifier, requireAccessToken, type AccessTokenVerifier, type VerifierOptions } from '../../src/verifier/index.js';
 import { seedAdmin, signIn, testConfig } from '../helpers/app.js';
+import { setAdminEnabled } from '../../src/auth/accounts/admins.js';
+import { insertSessions } from '../helpers/bulk-sessions.js';
 import { logout } from '../helpers/contract.js';
 import { createTestDatabase } from '../helpers/database.js';
 
@@ -27,7 +29,7 @@ async function liveServer() {
     cleanups.push(() => verify.close());
     return verify;
   };
-  return { app, admin, verifier };
+  return { app, admin, services, verifier };
 }
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
@@ -64,14 +66,29 @@ describe('createAccessTokenVerifier and the revocation feed', () => {
     expect(await codeOf(verifier({ revocationsUrl: false })(ended.access_token))).toBe('accepted');
   });
 
+  it('follows the feed page by page: a session listed after 2000 others is refused from its first poll', async () => {
+    const { app, admin, services, verifier } = await liveServer();
+    await insertSessions(services, admin.username, 2000);
+    await setAdminEnabled(services, { schoolId: admin.schoolId, username: admin.username }, false);
+    await setAdminEnabled(services, { schoolId: admin.schoolId, username: admin.username }, true);
+    const [ended, live] = [await signIn(app, admin), await signIn(app, admin)];
+    await logout(app, ended.refresh_token);
+    const verify = verifier();
+    expect(await codeOf(verify(ended.access_token))).toBe('ERR_SESSION_REVOKED');
+    expect(await codeOf(verify(live.access_token))).toBe('accepted');
+  });
+
   it('with the feed unreachable beyond revocationsMaxStaleness, refuses every token by default (503 from requireAccessToken), or accepts with "accept"', async () => {
     const { app, admin, verifier } = await liveServer();
     const { access_token: token } = await signIn(app, admin);
     const unreachable = { revocationsUrl: 'http://127.0.0.1:9/auth/revocations', revocationsMaxStaleness: 0 };
     const closed = verifier(unreachable);
     expect(await codeOf(closed(token))).toBe('ERR_REVOCATIONS_UNAVAILABLE');
-    expect(await codeOf(verifier({ ...unreachable, whenRevocationsStale: 'accept' })(token))).toBe('accepted');
-    expect(await codeOf(verifier({ ...unreachable, revocationsMaxStaleness: 60_000 })(token))).toBe('accepted');
+    // A feed never read refuses every token unless told otherwise (verifier-fail-closed.test.ts).
+    const unread = { ...unreachable, whenRevocationsNeverRead: 'accept' as const };
+    expect(await codeOf(verifier({ ...unread, whenRevocationsStale: 'accept' })(token))).toBe('accepted');
+    expect(await codeOf(verifier({ ...unread, revocationsMaxStaleness: 60_000 })(token))).toBe('accepted');
+    expect(await codeOf(verifier({ ...unreachable, revocationsMaxStaleness: 60_000 })(token))).toBe('ERR_REVOCATIONS_UNAVAILABLE');
     const service = Fastify();
     cleanups.push(() => service.close());
     service.get('/grades', { preHandler: requireAccessToken(closed) }, () => ({ ok: true }));

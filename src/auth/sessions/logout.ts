@@ -1,5 +1,6 @@
 import { nowSeconds } from '../../runtime/clock.js';
-import { findSession, revokeSessions } from '../../db/queries/sessions.js';
+import { findSession } from '../../db/queries/sessions.js';
+import { revokeSessions } from '../../db/queries/session-ending.js';
 import { recordEvent, type RequestContext } from '../audit/events.js';
 import type { AppContext } from '../context.js';
 import { hashRefreshToken } from './refresh-token.js';

@@ -1,7 +1,7 @@
 import { nowSeconds } from '../../runtime/clock.js';
 import { findAdminById } from '../../db/queries/admins.js';
 import { endOtherSessions, listUnrevokedSessionsOfAdmin } from '../../db/queries/other-sessions.js';
-import { revokeSessions } from '../../db/queries/sessions.js';
+import { revokeSessions } from '../../db/queries/session-ending.js';
 import { AppError } from '../../errors.js';
 import type { AccessTokenClaims } from '../keys/access-token.js';
 import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';

@@ -1,7 +1,8 @@
 import { nowSeconds } from '../../runtime/clock.js';
 import type { Config } from '../../config/config.js';
 import { findRefreshGrant, rotateRefreshToken, type RefreshGrant } from '../../db/queries/refresh-tokens.js';
-import { revokeSessions, touchSession } from '../../db/queries/sessions.js';
+import { touchSession } from '../../db/queries/sessions.js';
+import { revokeSessions } from '../../db/queries/session-ending.js';
 import { AppError } from '../../errors.js';
 import { issueAccessToken } from '../keys/access-token.js';
 import { recordEvent, type RequestContext } from '../audit/events.js';

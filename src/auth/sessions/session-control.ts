@@ -1,5 +1,6 @@
 import { nowSeconds } from '../../runtime/clock.js';
-import { endAllSessions, findSession, revokeSessions } from '../../db/queries/sessions.js';
+import { endAllSessions, findSession } from '../../db/queries/sessions.js';
+import { revokeSessions } from '../../db/queries/session-ending.js';
 import { UsageError } from '../../errors.js';
 import { requireAdmin, type AdminRef } from '../accounts/admins.js';
 import { CLI_CONTEXT, aboutAdmin, recordEvent } from '../audit/events.js';

@@ -1,6 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import { dialectOf, inTransaction, type Db } from '../database.js';
 import { advanceCredentialEpoch } from './admins.js';
+import { revokeSessions } from './session-ending.js';
 import type { AdminsTable } from '../schema/admins.js';
 import type { SchoolsTable } from '../schema/schools.js';
 import type { SessionsTable } from '../schema/sessions.js';
@@ -15,7 +16,7 @@ export type Session = Selectable<SessionsTable>;
  * for an operator's transaction that holds the admin's row, then sees what it committed.
  * Returns false, having written nothing, when an operator ended the admin's sessions meanwhile.
  */
-export function insertSession(db: Db, session: Omit<Session, 'revoked_at' | 'revoke_reason'>, tokenHash: string): Promise<boolean> {
+export function insertSession(db: Db, session: Omit<Session, 'revoked_at' | 'revoke_reason' | 'revocation_seq'>, tokenHash: string): Promise<boolean> {
   return inTransaction(db, async (trx) => {
     const inserted = await trx
       .insertInto('sessions')
@@ -89,37 +90,6 @@ export type SessionLiveness = Pick<Selectable<SessionsTable>, 'revoked_at' | 'ex
 export async function findSessionStatus(db: Db, sessionId: string): Promise<SessionLiveness | undefined> {
   const { rows } = await sql<SessionLiveness>`select ${LIVENESS_SQL} from ${SESSIONS_WITH_OWNER} where sessions.id = ${sessionId}`.execute(db);
   return rows[0];
-}
-
-/**
- * Which sessions a revocation ends: one (only if it is that admin's, when `adminId` is given), one
- * admin's (all but `exceptSessionId`, when given), one school's, or the one a refresh token belongs to.
- */
-export type RevokeScope =
-  | { sessionId: string; adminId?: string }
-  | { adminId: string; exceptSessionId?: string }
-  | { schoolKey: string }
-  | { refreshTokenHash: string };
-
-/** Ends every live session in `scope` in one statement; returns the sessions it ended. */
-export function revokeSessions(db: Db, scope: RevokeScope, reason: string, now: number): Promise<{ id: string; admin_id: string }[]> {
-  return db
-    .updateTable('sessions')
-    .set({ revoked_at: now, revoke_reason: reason })
-    .where((eb) => {
-      if ('sessionId' in scope) {
-        return scope.adminId === undefined ? eb('id', '=', scope.sessionId) : eb.and([eb('id', '=', scope.sessionId), eb('admin_id', '=', scope.adminId)]);
-      }
-      if ('adminId' in scope) {
-        const ofAdmin = eb('admin_id', '=', scope.adminId);
-        return scope.exceptSessionId === undefined ? ofAdmin : eb.and([ofAdmin, eb('id', '<>', scope.exceptSessionId)]);
-      }
-      if ('schoolKey' in scope) return eb('admin_id', 'in', eb.selectFrom('admins').select('id').where('school_key', '=', scope.schoolKey));
-      return eb('id', '=', eb.selectFrom('refresh_tokens').select('session_id').where('token_hash', '=', scope.refreshTokenHash));
-    })
-    .where('revoked_at', 'is', null)
-    .returning(['id', 'admin_id'])
-    .execute();
 }
 
 /** Moves a session's idle clock. */

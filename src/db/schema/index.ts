@@ -6,6 +6,7 @@ import type { MfaFactorsTable } from './mfa-factors.js';
 import type { MfaRecoveryCodesTable } from './mfa-recovery-codes.js';
 import type { MfaThrottleTable } from './mfa-throttle.js';
 import type { RefreshTokensTable } from './refresh-tokens.js';
+import type { RevocationSequenceTable } from './revocation-sequence.js';
 import type { SchoolsTable } from './schools.js';
 import type { SessionsTable } from './sessions.js';
 import type { SigningKeysTable } from './signing-keys.js';
@@ -26,4 +27,5 @@ export interface DatabaseSchema {
   mfa_challenges: MfaChallengesTable;
   mfa_throttle: MfaThrottleTable;
   webauthn_registrations: WebauthnRegistrationsTable;
+  revocation_sequence: RevocationSequenceTable;
 }

@@ -9,6 +9,8 @@ export interface SessionsTable {
   expires_at: number;
   revoked_at: number | null;
   revoke_reason: string | null;
+  /** The feed's order: given by the database in the statement that ended the session (see revocation_sequence). */
+  revocation_seq: number | null;
   ip: string | null;
   user_agent: string | null;
   /** The admin's credential_epoch when the session began: alive only while they are equal. */

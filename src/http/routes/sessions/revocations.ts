@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { readRevocations } from '../../../auth/sessions/revocation-feed.js';
+import { createRevocationReader } from '../../../auth/sessions/revocation-feed-cache.js';
 import type { AppContext } from '../../../auth/context.js';
 import { TAG } from '../../plugins/docs-tags.js';
 import { ErrorBodies } from '../schemas.js';
@@ -21,14 +21,16 @@ function matches(header: string | undefined, etag: string): boolean {
 
 /** GET /auth/revocations: the sessions whose access tokens the platform's services must refuse. Public, like the JWKS. */
 export function registerRevocationRoute(app: FastifyInstance, deps: AppContext): void {
+  const readRevocations = createRevocationReader(deps);
   app.get<{ Querystring: Static<typeof RevocationsQuery> }>(
     '/auth/revocations',
     {
       schema: {
         summary: 'Sessions ended within the longest access-token lifetime, for the platform’s verifiers',
         description:
-          'Without `since`: every session ended within ACCESS_TOKEN_TTL + 60 s. With `since=<cursor>`: only those ended after it ' +
-          '(the last 30 s may repeat: treat the list as a set). ETag / If-None-Match answers 304; Cache-Control: public, max-age=5.',
+          'Without `since`: the sessions ended within ACCESS_TOKEN_TTL + 60 s, in the order they ended (this answer is computed at ' +
+          'most once every 2 s). With `since=<cursor>`: only those ended after it. At most 1000 sids per answer: while `has_more` ' +
+          'is true, ask again with `since=<cursor>`. ETag / If-None-Match answers 304; Cache-Control: public, max-age=5.',
         tags: [TAG.keys],
         querystring: RevocationsQuery,
         response: {
@@ -40,8 +42,8 @@ export function registerRevocationRoute(app: FastifyInstance, deps: AppContext):
       },
     },
     async (request, reply) => {
-      const page = await readRevocations(deps, request.query.since);
-      const body = JSON.stringify({ sids: page.sids, cursor: page.cursor });
+      const page = await readRevocations(request.query.since);
+      const body = JSON.stringify({ sids: page.sids, cursor: page.cursor, has_more: page.has_more });
       const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
       reply.header('cache-control', CACHE_CONTROL).header('etag', etag);
       if (matches(request.headers['if-none-match'], etag)) return reply.code(304).send();

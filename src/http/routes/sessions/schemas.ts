@@ -41,8 +41,9 @@ export const RevocationsResponse = Type.Object(
   {
     sids: Type.Array(Type.String(), { description: 'Session ids (`sid` claims) whose access tokens must be refused' }),
     cursor: Type.String({ description: 'Opaque; pass it as `since` on the next request' }),
+    has_more: Type.Boolean({ description: 'True when this answer is one page of more (at most 1000 sids each): ask again at once with `since=cursor`' }),
   },
-  { description: 'Sessions ended within the longest access-token lifetime; headers ETag and Cache-Control' },
+  { description: 'Sessions ended within the longest access-token lifetime, in the order they ended; headers ETag and Cache-Control' },
 );
 
 export const SessionErrorBodies = {

@@ -1,0 +1,63 @@
+import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
+import { inTransaction, type Db } from '../database.js';
+import type { DatabaseSchema } from '../schema/index.js';
+
+/**
+ * Which sessions a revocation ends: one (only if it is that admin's, when `adminId` is given), one
+ * admin's (all but `exceptSessionId`, when given), one school's, or the one a refresh token belongs to.
+ */
+export type RevokeScope =
+  | { sessionId: string; adminId?: string }
+  | { adminId: string; exceptSessionId?: string }
+  | { schoolKey: string }
+  | { refreshTokenHash: string };
+
+type SessionsEb = ExpressionBuilder<DatabaseSchema, 'sessions'>;
+
+function inScope(eb: SessionsEb, scope: RevokeScope): Expression<SqlBool> {
+  if ('sessionId' in scope) {
+    return scope.adminId === undefined ? eb('id', '=', scope.sessionId) : eb.and([eb('id', '=', scope.sessionId), eb('admin_id', '=', scope.adminId)]);
+  }
+  if ('adminId' in scope) {
+    const ofAdmin = eb('admin_id', '=', scope.adminId);
+    return scope.exceptSessionId === undefined ? ofAdmin : eb.and([ofAdmin, eb('id', '<>', scope.exceptSessionId)]);
+  }
+  if ('schoolKey' in scope) return eb('admin_id', 'in', eb.selectFrom('admins').select('id').where('school_key', '=', scope.schoolKey));
+  return eb('id', '=', eb.selectFrom('refresh_tokens').select('session_id').where('token_hash', '=', scope.refreshTokenHash));
+}
+
+/**
+ * Takes the feed's next position when `scope` holds a live session (nothing is written otherwise,
+ * so a logout with an unknown token writes nothing). The sequence row stays locked until the
+ * caller's transaction commits: positions become visible in the order they were given, so a feed
+ * cursor never passes one that commits later.
+ */
+async function takePosition(db: Db, scope: RevokeScope): Promise<number | undefined> {
+  const taken = await db
+    .updateTable('revocation_sequence')
+    .set((eb) => ({ last_position: eb('last_position', '+', 1) }))
+    .where('id', '=', 1)
+    .where((eb) => eb.exists(eb.selectFrom('sessions').select('sessions.id').where((inner) => inScope(inner, scope)).where('revoked_at', 'is', null)))
+    .returning('last_position')
+    .executeTakeFirst();
+  return taken?.last_position;
+}
+
+/**
+ * Ends every live session in `scope` in one statement, which also stamps them with the position
+ * the revocation feed lists them at; returns the sessions it ended. Every way a session ends
+ * (logout, revoke, password change, disable, suspend, reuse, MFA reset, revoke-others) comes here.
+ */
+export function revokeSessions(db: Db, scope: RevokeScope, reason: string, now: number): Promise<{ id: string; admin_id: string }[]> {
+  return inTransaction(db, async (trx) => {
+    const position = await takePosition(trx, scope);
+    if (position === undefined) return [];
+    return trx
+      .updateTable('sessions')
+      .set({ revoked_at: now, revoke_reason: reason, revocation_seq: position })
+      .where((eb) => inScope(eb, scope))
+      .where('revoked_at', 'is', null)
+      .returning(['id', 'admin_id'])
+      .execute();
+  });
+}
