@@ -8,7 +8,7 @@ import type { RequestContext } from '../audit/events.js';
 import { PASSWORD_AND_OTP } from './assurance.js';
 import { finishEnrollment, type Confirmation } from './enrollment-finish.js';
 import { checkTotpFactor } from './factor-check.js';
-import { requireFactorManager, type MfaPrincipal } from './principal.js';
+import { epochOf, requireFactorManager, type MfaPrincipal } from './principal.js';
 import { throttledSecondFactor } from './second-factor-throttle.js';
 import { sealFactorSecret } from './secret-box.js';
 import { generateTotpSecret, otpauthUri } from './totp.js';
@@ -52,10 +52,10 @@ export async function confirmTotp(deps: AppContext, principal: MfaPrincipal, fac
   const { admin } = principal;
   const factor = await findFactor(deps.db, admin.id, factorId);
   if (factor === undefined || factor.confirmed_at !== null) throw new AppError('NOT_FOUND');
-  if (principal.kind === 'mfa_token' && !(await takeChallengeGuess(deps.db, principal.opened.tokenHash, nowSeconds(deps.clock)))) {
+  if (principal.kind === 'mfa_token' && !(await takeChallengeGuess(deps.db, principal.opened.ref, nowSeconds(deps.clock)))) {
     throw new AppError('MFA_TOKEN_INVALID');
   }
-  const check = async () => ((await checkTotpFactor(deps, factor, code)) ? PASSWORD_AND_OTP : undefined);
+  const check = async () => ((await checkTotpFactor(deps, factor, code, epochOf(principal))) ? PASSWORD_AND_OTP : undefined);
   const assurance = await throttledSecondFactor(deps, admin, context, `wrong totp confirming ${factorId}`, check);
   return finishEnrollment(deps, principal, { factorId, hasFactor, detail: `totp ${factorId}`, assurance }, context);
 }

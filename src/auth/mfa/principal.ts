@@ -4,14 +4,14 @@ import { findAdminById } from '../../db/queries/admins.js';
 import { AppError } from '../../errors.js';
 import { authenticateAccessToken } from '../sessions/current-admin.js';
 import type { Acr } from './assurance.js';
-import { openChallenge } from './challenge.js';
+import { openChallenge, type OpenedChallenge } from './challenge.js';
 
 type Admin = NonNullable<Awaited<ReturnType<typeof findAdminById>>>;
 
 /** Who manages second factors: an access token's admin, or (first factor only) an mfa_token's. */
 export type MfaPrincipal =
   | { readonly kind: 'access'; readonly admin: Admin; readonly acr: Acr }
-  | { readonly kind: 'mfa_token'; readonly admin: Admin; readonly opened: Awaited<ReturnType<typeof openChallenge>> };
+  | { readonly kind: 'mfa_token'; readonly admin: Admin; readonly opened: OpenedChallenge };
 
 /**
  * The bearer of a management request. An access token is a JWT (it has dots); an mfa_token is
@@ -19,7 +19,8 @@ export type MfaPrincipal =
  */
 export async function authenticateMfaPrincipal(deps: AppContext, bearer: string): Promise<MfaPrincipal> {
   if (!bearer.includes('.')) {
-    const opened = await openChallenge(deps, bearer);
+    // Only an enrollment's mfa_token is a bearer here; a sign-in's never becomes one.
+    const opened = await openChallenge(deps, bearer, 'enroll');
     return { kind: 'mfa_token', admin: opened.admin, opened };
   }
   const claims = await authenticateAccessToken(deps, bearer);
@@ -38,4 +39,17 @@ export async function requireFactorManager(deps: AppContext, principal: MfaPrinc
   if (principal.kind === 'mfa_token' && (hasFactor || !mfaTokenAllowed)) throw new AppError('INVALID_ACCESS_TOKEN');
   if (principal.kind === 'access' && hasFactor && principal.acr !== 'aal2') throw new AppError('MFA_STEP_UP_REQUIRED');
   return { hasFactor };
+}
+
+/**
+ * The credential epoch the bearer stands for: the mfa_token's, or the access token's admin as
+ * read. What a bearer writes is conditional on it, so an operator's action ends it everywhere.
+ */
+export function epochOf(principal: MfaPrincipal): number {
+  return principal.kind === 'mfa_token' ? principal.opened.challenge.credential_epoch : principal.admin.credential_epoch;
+}
+
+/** The refusal for a bearer whose credential epoch an operator moved on while it was being used. */
+export function bearerEnded(principal: MfaPrincipal): AppError {
+  return new AppError(principal.kind === 'mfa_token' ? 'MFA_TOKEN_INVALID' : 'INVALID_ACCESS_TOKEN');
 }
