@@ -4,7 +4,7 @@ import { inTransaction } from '../../db/database.js';
 import { deleteChallenges } from '../../db/queries/mfa-challenges.js';
 import { deleteAllFactors, listFactors } from '../../db/queries/mfa-factors.js';
 import { countRecoveryCodesLeft, deleteRecoveryCodes } from '../../db/queries/mfa-recovery-codes.js';
-import { deleteMfaThrottle, findMfaThrottle } from '../../db/queries/mfa-throttle.js';
+import { deleteMfaThrottle, isMfaLocked } from '../../db/queries/mfa-throttle.js';
 import { setSchoolMfaPolicy } from '../../db/queries/schools.js';
 import { endAllSessions } from '../../db/queries/sessions.js';
 import { UsageError } from '../../errors.js';
@@ -28,11 +28,10 @@ export async function setMfaPolicy(deps: Deps, schoolId: string, policy: string)
 /** What an operator may see of an admin's second factor: never a secret. */
 export async function describeAdminMfa(deps: Deps, ref: AdminRef) {
   const admin = await requireAdmin(deps, ref);
-  const throttle = await findMfaThrottle(deps.db, admin.id);
   return {
     factors: await listFactors(deps.db, admin.id),
     recoveryCodesLeft: await countRecoveryCodesLeft(deps.db, admin.id),
-    locked: throttle?.locked_at !== null && throttle?.locked_at !== undefined,
+    locked: await isMfaLocked(deps.db, admin.id),
   };
 }
 

@@ -19,7 +19,7 @@ export function insertSession(db: Db, session: Omit<Session, 'revoked_at' | 'rev
   return inTransaction(db, async (trx) => {
     const inserted = await trx
       .insertInto('sessions')
-      .columns(['id', 'admin_id', 'created_at', 'last_used_at', 'expires_at', 'ip', 'user_agent', 'credential_epoch', 'acr', 'amr'])
+      .columns(['id', 'admin_id', 'created_at', 'last_used_at', 'expires_at', 'ip', 'user_agent', 'credential_epoch', 'acr', 'amr', 'auth_time'])
       .expression((eb) => {
         const owner = eb
           .selectFrom('admins')
@@ -35,6 +35,7 @@ export function insertSession(db: Db, session: Omit<Session, 'revoked_at' | 'rev
             'admins.credential_epoch',
             eb.cast<string>(eb.val(session.acr), 'text').as('acr'),
             eb.cast<string>(eb.val(session.amr), 'text').as('amr'),
+            eb.cast<number | null>(eb.val(session.auth_time), 'bigint').as('auth_time'),
           ])
           .where('admins.id', '=', session.admin_id)
           .where('admins.credential_epoch', '=', session.credential_epoch)
