@@ -48,7 +48,9 @@ describe.concurrent('school-auth second-factor commands', () => {
 
     const listed = await ws.run(['admin', 'mfa', 'list', '--school', 'lincoln-high', '--username', 'ALICE', '--json']);
     const rows = parseJson<Array<Record<string, unknown>>>(ok(listed));
-    expect(rows).toEqual([{ factor_id, type: 'totp', name: 'Authenticator app', created_at: expect.stringMatching(ISO_TIME), last_used_at: expect.stringMatching(ISO_TIME) }]);
+    expect(rows).toEqual([
+      { factor_id, type: 'totp', name: 'Authenticator app', created_at: expect.stringMatching(ISO_TIME), enrolled_ip: '127.0.0.1', last_used_at: expect.stringMatching(ISO_TIME) },
+    ]);
     expect(listed.stdout).not.toContain(secret);
     const text = ok(await ws.run(['admin', 'mfa', 'list', '--school', 'lincoln-high', '--username', 'alice']));
     expect(text.stdout).toContain('10 recovery codes left');

@@ -19,8 +19,9 @@ const TOTP_ISSUER = 'school-auth';
 /**
  * Starts a TOTP enrollment: a new, unconfirmed factor whose secret is answered this once. Any
  * earlier unconfirmed factor of the admin is dropped, so abandoned enrollments do not pile up.
+ * The enrolling request's address is kept with it, for the operator's incident checks.
  */
-export async function startTotpEnrollment(deps: AppContext, principal: MfaPrincipal) {
+export async function startTotpEnrollment(deps: AppContext, principal: MfaPrincipal, context: RequestContext) {
   await requireFactorManager(deps, principal, true);
   const { admin } = principal;
   const factorId = randomUUID();
@@ -36,6 +37,7 @@ export async function startTotpEnrollment(deps: AppContext, principal: MfaPrinci
     created_at: nowSeconds(deps.clock),
     last_used_at: null,
     last_used_step: null,
+    enrolled_ip: context.ip,
   });
   return { factorId, secret, otpauthUri: otpauthUri(secret, TOTP_ISSUER, `${admin.school_id}:${admin.username}`) };
 }

@@ -29,6 +29,7 @@ export async function setMfaPolicy(deps: Deps, schoolId: string, policy: string)
 export async function describeAdminMfa(deps: Deps, ref: AdminRef) {
   const admin = await requireAdmin(deps, ref);
   return {
+    admin,
     factors: await listFactors(deps.db, admin.id),
     recoveryCodesLeft: await countRecoveryCodesLeft(deps.db, admin.id),
     locked: await isMfaLocked(deps.db, admin.id),

@@ -68,6 +68,7 @@ export async function registerPasskey(deps: AppContext, principal: MfaPrincipal,
     sign_count: key.counter,
     transports: (key.transports ?? []).join(','),
     device_type: credentialDeviceType,
+    enrolled_ip: context.ip,
   }, epochOf(principal));
   if (!stored) throw new AppError('PASSKEY_REGISTRATION_FAILED');
   return finishEnrollment(deps, principal, { hasFactor, detail: `webauthn ${factorId}`, factorId, assurance: passkeyAssurance(credentialDeviceType) }, context);
