@@ -43,4 +43,14 @@ describe.concurrent('school-auth admin passwd after a leaked password', () => {
     expect(text.stdout).toContain(ATTACKER);
     expect(text.stdout).toContain('school-auth admin mfa reset --school lincoln-high --username alice');
   });
+
+  test('school mfa required ends the password-only sessions of the school and says how many', SLOW, async ({ ws }) => {
+    const app = await ws.app();
+    await app.seedSchool('lincoln-high');
+    await app.seedAdmin('lincoln-high', 'alice', PASSWORD);
+    const session = await app.signIn(ALICE);
+    const set = await ws.run(['school', 'mfa', 'lincoln-high', 'required']);
+    expect(set).toMatchObject({ code: 0, stdout: 'school "lincoln-high": second factor required; 1 password-only session ended\n', stderr: '' });
+    expect((await app.refresh(session.refresh_token)).statusCode).toBe(401);
+  });
 });

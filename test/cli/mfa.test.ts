@@ -18,7 +18,7 @@ describe.concurrent('school-auth second-factor commands', () => {
     expect(parseJson<Array<{ mfa_policy: string }>>(ok(await ws.run(['school', 'list', '--json'])))[0]?.mfa_policy).toBe('optional');
 
     const set = await ws.run(['school', 'mfa', 'LINCOLN-HIGH', 'required']);
-    expect(set).toMatchObject({ code: 0, stdout: 'school "LINCOLN-HIGH": second factor required\n', stderr: '' });
+    expect(set).toMatchObject({ code: 0, stdout: 'school "LINCOLN-HIGH": second factor required; 0 password-only sessions ended\n', stderr: '' });
     const table = ok(await ws.run(['school', 'list']));
     expect(table.stdout.split('\n')[0]).toMatch(/^school_id\s+name\s+status\s+mfa_policy\s+created_at$/);
     expect(table.stdout.split('\n')[1]).toMatch(/^lincoln-high\s+lincoln-high\s+active\s+required\s+\d{4}-/);

@@ -12,8 +12,9 @@ export function registerSchoolMfaCommand(school: Command): void {
     .description('second-factor policy: optional (admins with a factor present it) or required (every admin)')
     .action((schoolId: string, policy: string) =>
       withServices(async (services) => {
-        await setMfaPolicy(services, schoolId, policy);
-        say(`school ${JSON.stringify(schoolId)}: second factor ${policy}`);
+        const { sessionsEnded } = await setMfaPolicy(services, schoolId, policy);
+        const ended = policy === 'required' ? `; ${count(sessionsEnded, 'password-only session')} ended` : '';
+        say(`school ${JSON.stringify(schoolId)}: second factor ${policy}${ended}`);
       }),
     );
 }

@@ -11,7 +11,8 @@ export type Session = Selectable<SessionsTable>;
 /**
  * Creates a session and its first refresh token, inside or outside the caller's transaction, only
  * if the admin may still sign in with the credentials that were checked: same credential epoch,
- * not disabled, school not suspended. Decided by the insert itself; on PostgreSQL it also waits
+ * not disabled, school not suspended, and for a password-only session a school whose policy is
+ * not `required`. Decided by the insert itself; on PostgreSQL it also waits
  * for an operator's transaction that holds the admin's row, then sees what it committed.
  * Returns false, having written nothing, when an operator ended the admin's sessions meanwhile.
  */
@@ -21,7 +22,7 @@ export function insertSession(db: Db, session: Omit<Session, 'revoked_at' | 'rev
       .insertInto('sessions')
       .columns(['id', 'admin_id', 'created_at', 'last_used_at', 'expires_at', 'ip', 'user_agent', 'credential_epoch', 'acr', 'amr', 'auth_time'])
       .expression((eb) => {
-        const owner = eb
+        let owner = eb
           .selectFrom('admins')
           .innerJoin('schools', 'schools.key', 'admins.school_key')
           .select([
@@ -41,6 +42,10 @@ export function insertSession(db: Db, session: Omit<Session, 'revoked_at' | 'rev
           .where('admins.credential_epoch', '=', session.credential_epoch)
           .where('admins.disabled_at', 'is', null)
           .where('schools.suspended_at', 'is', null);
+        // A password-only session never starts in a school whose policy asks for a second factor:
+        // decided here, so a login that read the policy before `school mfa required` ended the
+        // school's aal1 sessions cannot leave one behind.
+        if (session.acr !== 'aal2') owner = owner.where('schools.mfa_policy', '<>', 'required');
         return dialectOf(db) === 'postgres' ? owner.forShare() : owner;
       })
       .executeTakeFirst();
@@ -94,12 +99,13 @@ export async function findSessionStatus(db: Db, sessionId: string): Promise<Sess
 
 /**
  * Which sessions a revocation ends: one (only if it is that admin's, when `adminId` is given), one
- * admin's (all but `exceptSessionId`, when given), one school's, or the one a refresh token belongs to.
+ * admin's (all but `exceptSessionId`, when given), one school's (only those at `acr`, when given),
+ * or the one a refresh token belongs to.
  */
 export type RevokeScope =
   | { sessionId: string; adminId?: string }
   | { adminId: string; exceptSessionId?: string }
-  | { schoolKey: string }
+  | { schoolKey: string; acr?: string }
   | { refreshTokenHash: string };
 
 /** Ends every live session in `scope` in one statement; returns the sessions it ended. */
@@ -115,7 +121,10 @@ export function revokeSessions(db: Db, scope: RevokeScope, reason: string, now: 
         const ofAdmin = eb('admin_id', '=', scope.adminId);
         return scope.exceptSessionId === undefined ? ofAdmin : eb.and([ofAdmin, eb('id', '<>', scope.exceptSessionId)]);
       }
-      if ('schoolKey' in scope) return eb('admin_id', 'in', eb.selectFrom('admins').select('id').where('school_key', '=', scope.schoolKey));
+      if ('schoolKey' in scope) {
+        const ofSchool = eb('admin_id', 'in', eb.selectFrom('admins').select('id').where('school_key', '=', scope.schoolKey));
+        return scope.acr === undefined ? ofSchool : eb.and([ofSchool, eb('acr', '=', scope.acr)]);
+      }
       return eb('id', '=', eb.selectFrom('refresh_tokens').select('session_id').where('token_hash', '=', scope.refreshTokenHash));
     })
     .where('revoked_at', 'is', null)
