@@ -154,3 +154,9 @@ export async function findSession(db: Db, sessionId: string) {
     admins.username, admins.school_key, schools.school_id from ${SESSIONS_WITH_OWNER} where sessions.id = ${sessionId}`.execute(db);
   return rows[0];
 }
+
+/** When a session last presented a second factor; null for a password-only one. Not on the refresh path. */
+export async function findSessionAuthTime(db: Db, sessionId: string): Promise<number | null> {
+  const row = await db.selectFrom('sessions').select('auth_time').where('id', '=', sessionId).executeTakeFirst();
+  return row?.auth_time ?? null;
+}
