@@ -18,7 +18,7 @@ export const MFA_THROTTLE: { readonly perAddress: MfaThrottleRules; readonly new
 };
 
 /** The scope of all addresses the admin never signed in from. */
-const NEW_ADDRESSES = 'new';
+export const NEW_ADDRESSES = 'new';
 
 type Admin = { readonly id: string; readonly school_key: string; readonly username_key: string; readonly username: string };
 

@@ -79,3 +79,17 @@ export async function deleteMfaThrottle(db: Db, adminId: string): Promise<number
   const result = await db.deleteFrom('mfa_throttle').where('admin_id', '=', adminId).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/**
+ * Per-address counters whose window is over: they can refuse nothing more and lock nothing (only
+ * the scope of new addresses locks, and its consecutive count is kept). Returns how many went.
+ */
+export async function deleteStaleMfaThrottle(db: Db, windowStartedBefore: number, keptScope: string): Promise<number> {
+  const result = await db
+    .deleteFrom('mfa_throttle')
+    .where('scope', '<>', keptScope)
+    .where('window_start', '<=', windowStartedBefore)
+    .where('locked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
