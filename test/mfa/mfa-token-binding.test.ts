@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { changePassword, setAdminEnabled } from '../../src/auth/accounts/admins.js';
+import { confirmTotp } from '../../src/auth/mfa/enroll.js';
 import { setMfaPolicy } from '../../src/auth/mfa/operator.js';
+import { authenticateMfaPrincipal } from '../../src/auth/mfa/principal.js';
 import { revokeSessionsOfAdmin } from '../../src/auth/sessions/session-control.js';
-import { postJson, seedAdmin, useTestApps, type TestApp } from '../helpers/app.js';
+import { postJson, seedAdmin, signIn as passwordSignIn, useTestApps, type TestApp } from '../helpers/app.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
 import { adminWithTotp, bearer, loginRequest, passwordStep, totpCode, verify } from '../helpers/mfa.js';
 
@@ -89,5 +91,21 @@ describe.each(TEST_DIALECTS)('an mfa_token is bound to its credential epoch and 
     expect((await verify(t, token, '123456')).json()).toEqual({ detail: 'Invalid or expired mfa_token' });
     const events = await t.services.db.selectFrom('events').select('type').where('type', '=', 'mfa.failure').execute();
     expect(events).toEqual([]);
+  });
+
+  it.each(OPERATOR_ACTIONS)('a TOTP confirmation whose bearer was checked before %s confirms nothing', async (_name, act) => {
+    const t = await open();
+    const admin = await seedAdmin(t.services);
+    const { access_token } = await passwordSignIn(t.app, admin);
+    const started = (await postJson(t.app, '/admin/auth/mfa/totp', {}, bearer(access_token))).json<{ factor_id: string; secret: string }>();
+    // The request as it stands once its bearer was checked...
+    const principal = await authenticateMfaPrincipal(t.services, access_token);
+    // ...then an operator acts before the code is claimed.
+    await act(t, admin);
+    const confirming = confirmTotp(t.services, principal, started.factor_id, totpCode(t, started.secret), { ip: '127.0.0.1', userAgent: 'test' });
+    await expect(confirming).rejects.toMatchObject({ status: 401 });
+    const left = await factorsAndCodes(t);
+    expect(left.factors).toEqual([{ id: started.factor_id, confirmed_at: null }]);
+    expect(left.codes).toEqual([]);
   });
 });
