@@ -45,6 +45,6 @@ export function printFactorReport(report: FactorReport): void {
   if (report.factors.length === 0) return;
   say(
     'if the admin did not enroll every factor above themselves (enrolled after the password may have leaked, or from an address ' +
-      `they do not know), remove them all; the admin enrolls again at the next sign-in: ${resetCommand(report.admin)}`,
+      `they do not know), remove them all, then have the admin enroll again: ${resetCommand(report.admin)}`,
   );
 }
