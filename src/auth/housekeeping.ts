@@ -8,6 +8,8 @@ import {
 import type { AppContext } from './context.js';
 import { deleteChallenges } from '../db/queries/mfa-challenges.js';
 import { feedWindowSeconds } from './sessions/revocation-feed.js';
+import { deleteStaleMfaThrottle } from '../db/queries/mfa-throttle.js';
+import { MFA_THROTTLE, NEW_ADDRESSES } from './mfa/second-factor-throttle.js';
 
 const DAY = 86_400;
 
@@ -39,5 +41,8 @@ export async function prune(deps: Pick<AppContext, 'db' | 'clock' | 'config'>, o
     events: options.eventDays === undefined ? 0 : await deleteEventsBefore(deps.db, (now - options.eventDays * DAY) * 1000),
     // An expired mfa_token can never be answered: nothing needs its row.
     mfaChallenges: await deleteChallenges(deps.db, { expiredBefore: now }),
+    // Each address a second factor was tried from has a row, written only by holders of the
+    // password; once its window is over it refuses nothing more.
+    mfaThrottle: await deleteStaleMfaThrottle(deps.db, now - MFA_THROTTLE.perAddress.window, NEW_ADDRESSES),
   };
 }

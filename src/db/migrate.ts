@@ -10,6 +10,7 @@ import { sessionRevocationIndex } from './migrations/007-session-revocation-inde
 import { secondFactor } from './migrations/008-second-factor.js';
 import { webauthn } from './migrations/009-webauthn.js';
 import { revocationSequence } from './migrations/010-revocation-sequence.js';
+import { secondFactorHardening } from './migrations/011-second-factor-hardening.js';
 
 /** Every migration, in order. Names are permanent once released. */
 const migrations: Record<string, Migration> = {
@@ -23,6 +24,7 @@ const migrations: Record<string, Migration> = {
   '008-second-factor': secondFactor,
   '009-webauthn': webauthn,
   '010-revocation-sequence': revocationSequence,
+  '011-second-factor-hardening': secondFactorHardening,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

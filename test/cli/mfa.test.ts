@@ -18,7 +18,7 @@ describe.concurrent('school-auth second-factor commands', () => {
     expect(parseJson<Array<{ mfa_policy: string }>>(ok(await ws.run(['school', 'list', '--json'])))[0]?.mfa_policy).toBe('optional');
 
     const set = await ws.run(['school', 'mfa', 'LINCOLN-HIGH', 'required']);
-    expect(set).toMatchObject({ code: 0, stdout: 'school "LINCOLN-HIGH": second factor required\n', stderr: '' });
+    expect(set).toMatchObject({ code: 0, stdout: 'school "LINCOLN-HIGH": second factor required; 0 password-only sessions ended\n', stderr: '' });
     const table = ok(await ws.run(['school', 'list']));
     expect(table.stdout.split('\n')[0]).toMatch(/^school_id\s+name\s+status\s+mfa_policy\s+created_at$/);
     expect(table.stdout.split('\n')[1]).toMatch(/^lincoln-high\s+lincoln-high\s+active\s+required\s+\d{4}-/);
@@ -48,7 +48,9 @@ describe.concurrent('school-auth second-factor commands', () => {
 
     const listed = await ws.run(['admin', 'mfa', 'list', '--school', 'lincoln-high', '--username', 'ALICE', '--json']);
     const rows = parseJson<Array<Record<string, unknown>>>(ok(listed));
-    expect(rows).toEqual([{ factor_id, type: 'totp', name: 'Authenticator app', created_at: expect.stringMatching(ISO_TIME), last_used_at: expect.stringMatching(ISO_TIME) }]);
+    expect(rows).toEqual([
+      { factor_id, type: 'totp', name: 'Authenticator app', created_at: expect.stringMatching(ISO_TIME), enrolled_ip: '127.0.0.1', last_used_at: expect.stringMatching(ISO_TIME) },
+    ]);
     expect(listed.stdout).not.toContain(secret);
     const text = ok(await ws.run(['admin', 'mfa', 'list', '--school', 'lincoln-high', '--username', 'alice']));
     expect(text.stdout).toContain('10 recovery codes left');

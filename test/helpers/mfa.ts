@@ -55,3 +55,20 @@ export function wrongCode(t: TestApp, secret: string): string {
     if (!near.has(candidate)) return candidate;
   }
 }
+
+/** A JSON POST from the socket peer `ip`. */
+export function postFrom(t: TestApp, url: string, body: unknown, ip: string): Promise<LightMyRequestResponse> {
+  return t.app.inject({ method: 'POST', url, remoteAddress: ip, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+}
+
+/** The password step from `ip`: the mfa_token of the 403. */
+export async function passwordStepFrom(t: TestApp, admin: { schoolId: string; username: string; password: string }, ip: string): Promise<string> {
+  const response = await postFrom(t, '/admin/auth/login', { school_id: admin.schoolId, username: admin.username, password: admin.password }, ip);
+  expect(response.statusCode, response.body).toBe(403);
+  return response.json<{ mfa_token: string }>().mfa_token;
+}
+
+/** A TOTP code for `mfaToken`, sent from `ip`. */
+export function verifyFrom(t: TestApp, mfaToken: string, code: string, ip: string): Promise<LightMyRequestResponse> {
+  return postFrom(t, '/admin/auth/mfa/verify', { mfa_token: mfaToken, method: 'totp', code }, ip);
+}

@@ -39,7 +39,8 @@ describe.each(TEST_DIALECTS)('second-factor secrets and incidents on %s', (diale
     await changePassword(t.services, admin, 'an entirely new passphrase 42');
     const refused = await verify(t, mfaToken, totpCode(t, secret));
     expect(refused.statusCode).toBe(401);
-    expect(refused.json()).toEqual({ detail: 'Incorrect username or password' });
+    // The password change ended the pending mfa_token itself, not only the session it would start.
+    expect(refused.json()).toEqual({ detail: 'Invalid or expired mfa_token' });
     const live = await t.services.db.selectFrom('sessions').select('id').where('revoked_at', 'is', null).execute();
     expect(live).toEqual([]);
   });

@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { resetAdminMfa } from '../../src/auth/mfa/operator.js';
 import { seedAdmin, signIn, useTestApps } from '../helpers/app.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
-import { adminWithTotp, bearer, loginRequest, passwordStep, totpCode, verify, wrongCode } from '../helpers/mfa.js';
+import { adminWithTotp, bearer, loginRequest, passwordStep, passwordStepFrom, totpCode, verify, verifyFrom, wrongCode } from '../helpers/mfa.js';
+
+/** An address the admin never signed in from (adminWithTotp signs in from inject's 127.0.0.1). */
+const ELSEWHERE = '203.0.113.9';
 
 describe.each(TEST_DIALECTS)('second-factor throttling on %s', (dialect) => {
   const open = useTestApps(dialect);
@@ -39,22 +42,22 @@ describe.each(TEST_DIALECTS)('second-factor throttling on %s', (dialect) => {
     expect(statuses.filter((status) => status === 429)).toHaveLength(5);
   });
 
-  it('100 consecutive failures lock the second factor until an operator resets it', async () => {
+  it('100 consecutive failures from addresses new to the admin lock the second factor there until an operator resets it', async () => {
     const t = await open();
     const admin = await seedAdmin(t.services);
     const { secret, aal1 } = await adminWithTotp(t, admin);
     for (let round = 0; round < 10; round++) {
       for (let token = 0; token < 2; token++) {
-        const mfaToken = await passwordStep(t, admin);
-        for (let i = 0; i < 5; i++) expect((await verify(t, mfaToken, wrongCode(t, secret))).statusCode).toBe(401);
+        const mfaToken = await passwordStepFrom(t, admin, ELSEWHERE);
+        for (let i = 0; i < 5; i++) expect((await verifyFrom(t, mfaToken, wrongCode(t, secret), ELSEWHERE)).statusCode).toBe(401);
       }
       t.clock.advance(900);
     }
-    const locked = await verify(t, await passwordStep(t, admin), totpCode(t, secret));
+    const locked = await verifyFrom(t, await passwordStepFrom(t, admin, ELSEWHERE), totpCode(t, secret), ELSEWHERE);
     expect(locked.statusCode).toBe(403);
     expect(locked.json()).toEqual({ detail: 'Second factor locked; an operator must reset it' });
     t.clock.advance(86_400);
-    expect((await verify(t, await passwordStep(t, admin), totpCode(t, secret))).statusCode).toBe(403);
+    expect((await verifyFrom(t, await passwordStepFrom(t, admin, ELSEWHERE), totpCode(t, secret), ELSEWHERE)).statusCode).toBe(403);
     const events = await t.services.db.selectFrom('events').select('type').where('type', 'like', 'mfa.%').execute();
     expect(events.filter((event) => event.type === 'mfa.locked')).toHaveLength(1);
     expect(events.filter((event) => event.type === 'mfa.failure')).toHaveLength(100);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { nowSeconds } from '../../runtime/clock.js';
 import { findAdminForLogin, insertAdmin, setAdminDisabled, updatePasswordHash, type AdminForLogin } from '../../db/queries/admins.js';
 import { inTransaction } from '../../db/database.js';
+import { deleteMfaThrottle } from '../../db/queries/mfa-throttle.js';
 import { endAllSessions } from '../../db/queries/sessions.js';
 import { UsageError } from '../../errors.js';
 import { CLI_CONTEXT, aboutAdmin, recordEvent } from '../audit/events.js';
@@ -54,7 +55,10 @@ export async function addAdmin(deps: Deps, ref: AdminRef, password: string): Pro
   return id;
 }
 
-/** A new password ends every session of the admin: whoever knew the old one is signed out. */
+/**
+ * A new password ends every session of the admin: whoever knew the old one is signed out. It
+ * lifts every lockout too, the second factor's included: the guesser no longer has the password.
+ */
 export async function changePassword(deps: Deps, ref: AdminRef, password: string): Promise<number> {
   const admin = await requireAdmin(deps, ref);
   const problem = checkNewPassword(password, { username: admin.username, schoolId: admin.school_id });
@@ -66,6 +70,7 @@ export async function changePassword(deps: Deps, ref: AdminRef, password: string
     return (await endAllSessions(trx, { adminId: admin.id }, 'password_changed', now)).length;
   });
   await unlockAccount(deps.db, accountOf(admin.school_key, admin.username_key));
+  await deleteMfaThrottle(deps.db, admin.id);
   await recordEvent(deps.db, deps.clock, CLI_CONTEXT, {
     type: 'admin.password_changed',
     ...aboutAdmin(admin),
@@ -74,10 +79,13 @@ export async function changePassword(deps: Deps, ref: AdminRef, password: string
   return ended;
 }
 
-/** Lifts a lockout after too many failed logins, and every backoff of the account. */
+/**
+ * Lifts a lockout after too many failed logins or second factors, and every backoff of the
+ * account; the factors stay.
+ */
 export async function unlockAdmin(deps: Pick<AppContext, 'db' | 'clock'>, ref: AdminRef): Promise<number> {
   const admin = await requireAdmin(deps, ref);
-  const cleared = await unlockAccount(deps.db, accountOf(admin.school_key, admin.username_key));
+  const cleared = (await unlockAccount(deps.db, accountOf(admin.school_key, admin.username_key))) + (await deleteMfaThrottle(deps.db, admin.id));
   await recordEvent(deps.db, deps.clock, CLI_CONTEXT, { type: 'admin.unlocked', ...aboutAdmin(admin) });
   return cleared;
 }

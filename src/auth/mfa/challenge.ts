@@ -1,7 +1,7 @@
 import { nowSeconds } from '../../runtime/clock.js';
 import type { AppContext } from '../context.js';
 import { findAdminById, type AdminForLogin } from '../../db/queries/admins.js';
-import { findLiveChallenge, insertChallenge } from '../../db/queries/mfa-challenges.js';
+import { findLiveChallenge, insertChallenge, type ChallengePurpose, type ChallengeRef } from '../../db/queries/mfa-challenges.js';
 import { listFactors } from '../../db/queries/mfa-factors.js';
 import { countRecoveryCodesLeft } from '../../db/queries/mfa-recovery-codes.js';
 import { findSchool } from '../../db/queries/schools.js';
@@ -52,11 +52,17 @@ export async function secondFactorChallenge(deps: AppContext, admin: AdminForLog
   return { mfaToken, methods, expiresIn: MFA_TOKEN_LIFETIME, enrollment };
 }
 
-/** A live challenge and its admin, or the one 401 for every dead or unknown mfa_token. */
-export async function openChallenge(deps: AppContext, mfaToken: string) {
-  const tokenHash = hashMfaToken(mfaToken);
-  const challenge = await findLiveChallenge(deps.db, tokenHash, nowSeconds(deps.clock));
+/**
+ * A live challenge issued for `purpose`, and its admin, or the one 401 for every dead, unknown or
+ * misused mfa_token: a sign-in's token never enrolls, even once its admin has no factor left.
+ * Every later use of the returned `ref` checks purpose and credential epoch again, in its statement.
+ */
+export async function openChallenge(deps: AppContext, mfaToken: string, purpose: ChallengePurpose) {
+  const ref: ChallengeRef = { tokenHash: hashMfaToken(mfaToken), purpose };
+  const challenge = await findLiveChallenge(deps.db, ref, nowSeconds(deps.clock));
   const admin = challenge === undefined ? undefined : await findAdminById(deps.db, challenge.admin_id);
   if (challenge === undefined || admin === undefined) throw new AppError('MFA_TOKEN_INVALID');
-  return { tokenHash, challenge, admin };
+  return { ref, challenge, admin };
 }
+
+export type OpenedChallenge = Awaited<ReturnType<typeof openChallenge>>;

@@ -8,7 +8,7 @@ import type { RequestContext } from '../audit/events.js';
 import { PASSWORD_AND_OTP } from './assurance.js';
 import { finishEnrollment, type Confirmation } from './enrollment-finish.js';
 import { checkTotpFactor } from './factor-check.js';
-import { requireFactorManager, type MfaPrincipal } from './principal.js';
+import { epochOf, requireFactorManager, type MfaPrincipal } from './principal.js';
 import { throttledSecondFactor } from './second-factor-throttle.js';
 import { sealFactorSecret } from './secret-box.js';
 import { generateTotpSecret, otpauthUri } from './totp.js';
@@ -19,8 +19,9 @@ const TOTP_ISSUER = 'school-auth';
 /**
  * Starts a TOTP enrollment: a new, unconfirmed factor whose secret is answered this once. Any
  * earlier unconfirmed factor of the admin is dropped, so abandoned enrollments do not pile up.
+ * The enrolling request's address is kept with it, for the operator's incident checks.
  */
-export async function startTotpEnrollment(deps: AppContext, principal: MfaPrincipal) {
+export async function startTotpEnrollment(deps: AppContext, principal: MfaPrincipal, context: RequestContext) {
   await requireFactorManager(deps, principal, true);
   const { admin } = principal;
   const factorId = randomUUID();
@@ -36,6 +37,7 @@ export async function startTotpEnrollment(deps: AppContext, principal: MfaPrinci
     created_at: nowSeconds(deps.clock),
     last_used_at: null,
     last_used_step: null,
+    enrolled_ip: context.ip,
   });
   return { factorId, secret, otpauthUri: otpauthUri(secret, TOTP_ISSUER, `${admin.school_id}:${admin.username}`) };
 }
@@ -52,10 +54,10 @@ export async function confirmTotp(deps: AppContext, principal: MfaPrincipal, fac
   const { admin } = principal;
   const factor = await findFactor(deps.db, admin.id, factorId);
   if (factor === undefined || factor.confirmed_at !== null) throw new AppError('NOT_FOUND');
-  if (principal.kind === 'mfa_token' && !(await takeChallengeGuess(deps.db, principal.opened.tokenHash, nowSeconds(deps.clock)))) {
+  if (principal.kind === 'mfa_token' && !(await takeChallengeGuess(deps.db, principal.opened.ref, nowSeconds(deps.clock)))) {
     throw new AppError('MFA_TOKEN_INVALID');
   }
-  const check = async () => ((await checkTotpFactor(deps, factor, code)) ? PASSWORD_AND_OTP : undefined);
+  const check = async () => ((await checkTotpFactor(deps, factor, code, epochOf(principal))) ? PASSWORD_AND_OTP : undefined);
   const assurance = await throttledSecondFactor(deps, admin, context, `wrong totp confirming ${factorId}`, check);
   return finishEnrollment(deps, principal, { factorId, hasFactor, detail: `totp ${factorId}`, assurance }, context);
 }

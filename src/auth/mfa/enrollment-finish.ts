@@ -4,7 +4,7 @@ import { replaceRecoveryCodes } from '../../db/queries/mfa-recovery-codes.js';
 import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
 import type { LoginResult } from '../sign-in/session-start.js';
 import type { Assurance } from './assurance.js';
-import type { MfaPrincipal } from './principal.js';
+import { bearerEnded, epochOf, type MfaPrincipal } from './principal.js';
 import { generateRecoveryCodes, hashRecoveryCode } from './recovery-codes.js';
 import { completeSignIn } from './verify.js';
 
@@ -34,7 +34,10 @@ export interface EnrolledFactor {
 export async function finishEnrollment(deps: AppContext, principal: MfaPrincipal, enrolled: EnrolledFactor, context: RequestContext): Promise<Confirmation> {
   const { factorId } = enrolled;
   const recoveryCodes = enrolled.hasFactor ? null : generateRecoveryCodes();
-  if (recoveryCodes !== null) await replaceRecoveryCodes(deps.db, principal.admin.id, recoveryCodes.map(hashRecoveryCode), nowSeconds(deps.clock));
+  if (recoveryCodes !== null) {
+    const hashes = recoveryCodes.map(hashRecoveryCode);
+    if (!(await replaceRecoveryCodes(deps.db, principal.admin.id, hashes, nowSeconds(deps.clock), epochOf(principal)))) throw bearerEnded(principal);
+  }
   await recordEvent(deps.db, deps.clock, context, { type: 'mfa.enrolled', ...aboutAdmin(principal.admin), detail: enrolled.detail });
   if (principal.kind === 'access') return { factorId, recoveryCodes };
   const session = await completeSignIn(deps, principal.opened, enrolled.assurance, context);

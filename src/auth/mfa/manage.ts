@@ -4,7 +4,7 @@ import { deleteFactor, listFactors } from '../../db/queries/mfa-factors.js';
 import { countRecoveryCodesLeft, deleteRecoveryCodes, replaceRecoveryCodes } from '../../db/queries/mfa-recovery-codes.js';
 import { AppError } from '../../errors.js';
 import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
-import { requireFactorManager, type MfaPrincipal } from './principal.js';
+import { bearerEnded, epochOf, requireFactorManager, type MfaPrincipal } from './principal.js';
 import { generateRecoveryCodes, hashRecoveryCode } from './recovery-codes.js';
 
 /** An admin's confirmed factors (never their secrets) and how many recovery codes are left. */
@@ -39,7 +39,9 @@ export async function renewRecoveryCodes(deps: AppContext, principal: MfaPrincip
   const { hasFactor } = await requireFactorManager(deps, principal, false);
   if (!hasFactor) throw new AppError('MFA_NOT_ENROLLED');
   const codes = generateRecoveryCodes();
-  await replaceRecoveryCodes(deps.db, principal.admin.id, codes.map(hashRecoveryCode), nowSeconds(deps.clock));
+  if (!(await replaceRecoveryCodes(deps.db, principal.admin.id, codes.map(hashRecoveryCode), nowSeconds(deps.clock), epochOf(principal)))) {
+    throw bearerEnded(principal);
+  }
   await recordEvent(deps.db, deps.clock, context, { type: 'mfa.recovery_codes_renewed', ...aboutAdmin(principal.admin) });
   return codes;
 }

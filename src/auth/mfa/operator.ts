@@ -4,8 +4,9 @@ import { inTransaction } from '../../db/database.js';
 import { deleteChallenges } from '../../db/queries/mfa-challenges.js';
 import { deleteAllFactors, listFactors } from '../../db/queries/mfa-factors.js';
 import { countRecoveryCodesLeft, deleteRecoveryCodes } from '../../db/queries/mfa-recovery-codes.js';
-import { deleteMfaThrottle, findMfaThrottle } from '../../db/queries/mfa-throttle.js';
+import { deleteMfaThrottle, isMfaLocked } from '../../db/queries/mfa-throttle.js';
 import { setSchoolMfaPolicy } from '../../db/queries/schools.js';
+import { revokeSessions } from '../../db/queries/session-ending.js';
 import { endAllSessions } from '../../db/queries/sessions.js';
 import { UsageError } from '../../errors.js';
 import { type AdminRef, requireAdmin } from '../accounts/admins.js';
@@ -17,22 +18,33 @@ type Deps = Pick<AppContext, 'db' | 'clock'>;
 export const MFA_POLICIES = ['optional', 'required'] as const;
 export type MfaPolicy = (typeof MFA_POLICIES)[number];
 
-export async function setMfaPolicy(deps: Deps, schoolId: string, policy: string): Promise<void> {
+/**
+ * Sets a school's second-factor policy. `required` also ends, in the same transaction, every
+ * password-only (aal1) session of the school's admins: they would otherwise go on refreshing for
+ * up to the refresh lifetime. Sessions signed in with a second factor stay.
+ */
+export async function setMfaPolicy(deps: Deps, schoolId: string, policy: string): Promise<{ sessionsEnded: number }> {
   const known = MFA_POLICIES.find((candidate) => candidate === policy);
   if (known === undefined) throw new UsageError(`the policy must be "optional" or "required", not ${JSON.stringify(policy)}`);
   const school = await requireSchool(deps.db, schoolId);
-  await setSchoolMfaPolicy(deps.db, school.key, known);
-  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, { type: 'school.mfa_policy', schoolId: school.key, detail: known });
+  const sessionsEnded = await inTransaction(deps.db, async (trx) => {
+    await setSchoolMfaPolicy(trx, school.key, known);
+    if (known !== 'required') return 0;
+    return (await revokeSessions(trx, { schoolKey: school.key, acr: 'aal1' }, 'mfa_required', nowSeconds(deps.clock))).length;
+  });
+  const detail = known === 'required' ? `${known}; ${sessionsEnded} password-only sessions ended` : known;
+  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, { type: 'school.mfa_policy', schoolId: school.key, detail });
+  return { sessionsEnded };
 }
 
 /** What an operator may see of an admin's second factor: never a secret. */
 export async function describeAdminMfa(deps: Deps, ref: AdminRef) {
   const admin = await requireAdmin(deps, ref);
-  const throttle = await findMfaThrottle(deps.db, admin.id);
   return {
+    admin,
     factors: await listFactors(deps.db, admin.id),
     recoveryCodesLeft: await countRecoveryCodesLeft(deps.db, admin.id),
-    locked: throttle?.locked_at !== null && throttle?.locked_at !== undefined,
+    locked: await isMfaLocked(deps.db, admin.id),
   };
 }
 

@@ -7,7 +7,7 @@ import { AppError } from '../../errors.js';
 import type { RequestContext } from '../audit/events.js';
 import { finishEnrollment, type Confirmation } from './enrollment-finish.js';
 import { PASSKEY_ALGORITHMS, PASSKEY_CHALLENGE_LIFETIME, PASSKEY_TIMEOUT_MS, passkeyAssurance, passkeyDescriptors, relyingParty, signedChallenge } from './passkey-party.js';
-import { requireFactorManager, type MfaPrincipal } from './principal.js';
+import { epochOf, requireFactorManager, type MfaPrincipal } from './principal.js';
 
 /**
  * Creation options for a new passkey of the bearer's admin; the challenge is stored (one per
@@ -32,11 +32,6 @@ export async function passkeyRegistrationOptions(deps: AppContext, principal: Mf
   });
   await saveRegistrationChallenge(deps.db, admin.id, options.challenge, nowSeconds(deps.clock) + PASSKEY_CHALLENGE_LIFETIME);
   return options;
-}
-
-/** The credential epoch the bearer stands for: the access token's admin as read, or the mfa_token's. */
-function epochOf(principal: MfaPrincipal): number {
-  return principal.kind === 'mfa_token' ? principal.opened.challenge.credential_epoch : principal.admin.credential_epoch;
 }
 
 /**
@@ -73,6 +68,7 @@ export async function registerPasskey(deps: AppContext, principal: MfaPrincipal,
     sign_count: key.counter,
     transports: (key.transports ?? []).join(','),
     device_type: credentialDeviceType,
+    enrolled_ip: context.ip,
   }, epochOf(principal));
   if (!stored) throw new AppError('PASSKEY_REGISTRATION_FAILED');
   return finishEnrollment(deps, principal, { hasFactor, detail: `webauthn ${factorId}`, factorId, assurance: passkeyAssurance(credentialDeviceType) }, context);

@@ -1,7 +1,7 @@
 import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { nowSeconds } from '../../runtime/clock.js';
 import type { AppContext } from '../context.js';
-import { saveSignInChallenge, takeSignInChallenge } from '../../db/queries/mfa-challenges.js';
+import { saveSignInChallenge, takeSignInChallenge, type ChallengeRef } from '../../db/queries/mfa-challenges.js';
 import { advanceSignCount, findCredential } from '../../db/queries/webauthn.js';
 import { AppError } from '../../errors.js';
 import type { Assurance } from './assurance.js';
@@ -14,7 +14,7 @@ import { openChallenge } from './challenge.js';
  */
 export async function passkeySignInOptions(deps: AppContext, mfaToken: string) {
   const party = relyingParty(deps.config);
-  const { tokenHash, admin } = await openChallenge(deps, mfaToken);
+  const { ref, admin } = await openChallenge(deps, mfaToken, 'login');
   const passkeys = await passkeyDescriptors(deps.db, admin.id);
   if (passkeys.length === 0) throw new AppError('MFA_NOT_ENROLLED');
   const options = await generateAuthenticationOptions({
@@ -23,7 +23,7 @@ export async function passkeySignInOptions(deps: AppContext, mfaToken: string) {
     userVerification: 'required',
     timeout: PASSKEY_TIMEOUT_MS,
   });
-  if (!(await saveSignInChallenge(deps.db, tokenHash, options.challenge, nowSeconds(deps.clock)))) throw new AppError('MFA_TOKEN_INVALID');
+  if (!(await saveSignInChallenge(deps.db, ref, options.challenge, nowSeconds(deps.clock)))) throw new AppError('MFA_TOKEN_INVALID');
   return options;
 }
 
@@ -33,14 +33,14 @@ export async function passkeySignInOptions(deps: AppContext, mfaToken: string) {
  * one conditional update (a counter that does not grow means a cloned key, or a replay).
  * Undefined for anything wrong: the caller counts it as a failed second factor.
  */
-export async function checkPasskey(deps: AppContext, adminId: string, tokenHash: string, credential: unknown): Promise<Assurance | undefined> {
+export async function checkPasskey(deps: AppContext, adminId: string, ref: ChallengeRef, credential: unknown): Promise<Assurance | undefined> {
   const party = deps.config.webauthn;
   const credentialId = (credential as { id?: unknown }).id;
   const challenge = signedChallenge(credential);
   if (party === undefined || typeof credentialId !== 'string' || challenge === undefined) return undefined;
   const factor = await findCredential(deps.db, adminId, credentialId);
   const now = nowSeconds(deps.clock);
-  if (factor === undefined || !(await takeSignInChallenge(deps.db, tokenHash, challenge, now))) return undefined;
+  if (factor === undefined || !(await takeSignInChallenge(deps.db, ref, challenge, now))) return undefined;
   const counter = Number(factor.sign_count ?? 0);
   const verification = await verifyAuthenticationResponse({
     response: credential as AuthenticationResponseJSON,

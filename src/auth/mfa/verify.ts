@@ -7,7 +7,7 @@ import { startSession, type LoginResult } from '../sign-in/session-start.js';
 import { accountOf } from '../throttling/throttle-rules.js';
 import type { Assurance } from './assurance.js';
 import { checkSecondFactor, type SecondFactorProof } from './factor-check.js';
-import { openChallenge } from './challenge.js';
+import { openChallenge, type OpenedChallenge } from './challenge.js';
 import { throttledSecondFactor } from './second-factor-throttle.js';
 
 export type SecondFactorAnswer = SecondFactorProof & { readonly mfaToken: string };
@@ -19,13 +19,14 @@ export type SecondFactorAnswer = SecondFactorProof & { readonly mfaToken: string
  * through login's own code, at the credential epoch the password was checked at.
  */
 export async function verifySecondFactor(deps: AppContext, answer: SecondFactorAnswer, context: RequestContext): Promise<LoginResult> {
-  const { tokenHash, challenge, admin } = await openChallenge(deps, answer.mfaToken);
+  const opened = await openChallenge(deps, answer.mfaToken, 'login');
+  const { ref, challenge, admin } = opened;
   // The token's guess first: a dead or spent mfa_token (a lost race, a double submit) is refused
   // before it can count against the admin's throttle.
-  if (!(await takeChallengeGuess(deps.db, tokenHash, nowSeconds(deps.clock)))) throw new AppError('MFA_TOKEN_INVALID');
-  const check = () => checkSecondFactor(deps, admin.id, tokenHash, answer);
+  if (!(await takeChallengeGuess(deps.db, ref, nowSeconds(deps.clock)))) throw new AppError('MFA_TOKEN_INVALID');
+  const check = () => checkSecondFactor(deps, admin.id, { ref, credentialEpoch: challenge.credential_epoch }, answer);
   const assurance = await throttledSecondFactor(deps, admin, context, `wrong ${answer.method}`, check);
-  return completeSignIn(deps, { tokenHash, challenge, admin }, assurance, context);
+  return completeSignIn(deps, opened, assurance, context);
 }
 
 /**
@@ -34,12 +35,12 @@ export async function verifySecondFactor(deps: AppContext, answer: SecondFactorA
  */
 export async function completeSignIn(
   deps: AppContext,
-  opened: Awaited<ReturnType<typeof openChallenge>>,
+  opened: OpenedChallenge,
   assurance: Assurance,
   context: RequestContext,
 ): Promise<LoginResult> {
-  const { tokenHash, challenge, admin } = opened;
-  if (!(await consumeChallenge(deps.db, tokenHash, nowSeconds(deps.clock)))) throw new AppError('MFA_TOKEN_INVALID');
+  const { ref, challenge, admin } = opened;
+  if (!(await consumeChallenge(deps.db, ref, nowSeconds(deps.clock)))) throw new AppError('MFA_TOKEN_INVALID');
   await recordEvent(deps.db, deps.clock, context, { type: 'mfa.success', ...aboutAdmin(admin), detail: assurance.amr.join(' ') });
   // startSession settles the login throttle for this account and address, as a login does.
   const client = { account: accountOf(admin.school_key, admin.username_key), ip: context.ip ?? 'unknown' };

@@ -46,6 +46,8 @@ export async function startSession(
     credential_epoch: admin.credential_epoch,
     acr: assurance.acr,
     amr: amrText(assurance.amr),
+    // A second factor presented now: what step-up freshness counts from.
+    auth_time: assurance.acr === 'aal2' ? now : null,
   };
   // One transaction, committed before we answer: a 200 always stands for a durable session, and
   // costs one commit (one fsync on SQLite) rather than one per statement.

@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import { addAdmin, changePassword, setAdminEnabled, unlockAdmin } from '../../auth/accounts/admins.js';
 import { requireSchool } from '../../auth/accounts/schools.js';
+import { describeAdminMfa } from '../../auth/mfa/operator.js';
 import { listAdmins } from '../../db/queries/admins.js';
+import { printFactorReport } from '../factor-report.js';
 import { isoSeconds, printRows } from '../output.js';
 import { readNewPassword } from '../password-input.js';
 import { count } from '../plural.js';
@@ -36,8 +38,12 @@ export function registerAdminCommands(program: Command): void {
     .action(async (options: AdminOptions) => {
       const password = await readNewPassword(options.passwordStdin === true);
       await withServices(async (services) => {
-        const ended = await changePassword(services, { schoolId: options.school, username: options.username }, password);
+        const ref = { schoolId: options.school, username: options.username };
+        const ended = await changePassword(services, ref, password);
         say(`password changed; ${count(ended, 'session')} ended`);
+        // A new password does not remove a factor someone enrolled with the old one: show them.
+        const factors = await describeAdminMfa(services, ref);
+        if (factors.factors.length > 0) printFactorReport(factors);
       });
     });
 

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { describeAdminMfa, resetAdminMfa, setMfaPolicy } from '../../auth/mfa/operator.js';
-import { isoSeconds, printRows } from '../output.js';
+import { factorRows, printFactorReport } from '../factor-report.js';
+import { printRows } from '../output.js';
 import { count } from '../plural.js';
 import { say, withServices } from '../run.js';
 
@@ -11,8 +12,9 @@ export function registerSchoolMfaCommand(school: Command): void {
     .description('second-factor policy: optional (admins with a factor present it) or required (every admin)')
     .action((schoolId: string, policy: string) =>
       withServices(async (services) => {
-        await setMfaPolicy(services, schoolId, policy);
-        say(`school ${JSON.stringify(schoolId)}: second factor ${policy}`);
+        const { sessionsEnded } = await setMfaPolicy(services, schoolId, policy);
+        const ended = policy === 'required' ? `; ${count(sessionsEnded, 'password-only session')} ended` : '';
+        say(`school ${JSON.stringify(schoolId)}: second factor ${policy}${ended}`);
       }),
     );
 }
@@ -26,15 +28,8 @@ export function registerAdminMfaCommands(admin: Command, identify: (command: Com
     .action((options: { school: string; username: string; json?: boolean }) =>
       withServices(async (services) => {
         const described = await describeAdminMfa(services, { schoolId: options.school, username: options.username });
-        const rows = described.factors.map((factor) => ({
-          factor_id: factor.id,
-          type: factor.type,
-          name: factor.name,
-          created_at: isoSeconds(factor.created_at),
-          last_used_at: isoSeconds(factor.last_used_at),
-        }));
-        printRows(rows, options.json === true, 'no second factor');
-        if (options.json !== true) say(`${count(described.recoveryCodesLeft, 'recovery code')} left${described.locked ? '; locked' : ''}`);
+        if (options.json === true) printRows(factorRows(described.factors), true, 'no second factor');
+        else printFactorReport(described);
       }, 'none'),
     );
 

@@ -1,8 +1,18 @@
-import type { Insertable, Selectable } from 'kysely';
+import type { ExpressionBuilder, Insertable, Selectable } from 'kysely';
 import type { Db } from '../database.js';
+import type { DatabaseSchema } from '../schema/index.js';
 import type { MfaChallengesTable } from '../schema/mfa-challenges.js';
 
 export type MfaChallenge = Selectable<MfaChallengesTable>;
+
+/** What an mfa_token was issued for: answering a sign-in, or enrolling the first factor. */
+export type ChallengePurpose = 'login' | 'enroll';
+
+/** An mfa_token as it is used: its digest and the one purpose the use needs. */
+export interface ChallengeRef {
+  readonly tokenHash: string;
+  readonly purpose: ChallengePurpose;
+}
 
 /** Wrong codes an mfa_token survives: the fifth ends it. */
 export const CHALLENGE_MAX_FAILURES = 5;
@@ -11,21 +21,36 @@ export async function insertChallenge(db: Db, challenge: Insertable<MfaChallenge
   await db.insertInto('mfa_challenges').values(challenge).execute();
 }
 
-/** A challenge that may still be answered at `now`: not used, not expired, not failed 5 times. */
-export function findLiveChallenge(db: Db, tokenHash: string, now: number): Promise<MfaChallenge | undefined> {
+/**
+ * The conditions of every use of an mfa_token: its digest and purpose, unused, unexpired, and
+ * issued at its admin's current credential epoch. An operator's password change, disable, revoke,
+ * suspend or reset moves the epoch on, so one comparison ends every pending mfa_token, and each
+ * use decides it in its own statement, whatever happens between two of them.
+ */
+function usable(eb: ExpressionBuilder<DatabaseSchema, 'mfa_challenges'>, ref: ChallengeRef, now: number) {
+  const adminEpoch = eb.selectFrom('admins').select('admins.credential_epoch').whereRef('admins.id', '=', 'mfa_challenges.admin_id');
+  return eb.and([
+    eb('mfa_challenges.token_hash', '=', ref.tokenHash),
+    eb('mfa_challenges.purpose', '=', ref.purpose),
+    eb('mfa_challenges.consumed_at', 'is', null),
+    eb('mfa_challenges.expires_at', '>', now),
+    eb('mfa_challenges.credential_epoch', '=', adminEpoch),
+  ]);
+}
+
+/** A challenge that may still be answered at `now`: usable and not failed 5 times. */
+export function findLiveChallenge(db: Db, ref: ChallengeRef, now: number): Promise<MfaChallenge | undefined> {
   return db
     .selectFrom('mfa_challenges')
     .selectAll()
-    .where('token_hash', '=', tokenHash)
-    .where('consumed_at', 'is', null)
-    .where('expires_at', '>', now)
+    .where((eb) => usable(eb, ref, now))
     .where('failures', '<', CHALLENGE_MAX_FAILURES)
     .executeTakeFirst();
 }
 
-/** An update of an mfa_token's challenge that applies only while it is unused and unexpired. */
-function updateOpenChallenge(db: Db, tokenHash: string, now: number) {
-  return db.updateTable('mfa_challenges').where('token_hash', '=', tokenHash).where('consumed_at', 'is', null).where('expires_at', '>', now);
+/** An update of an mfa_token's challenge that applies only while it is usable. */
+function updateOpenChallenge(db: Db, ref: ChallengeRef, now: number) {
+  return db.updateTable('mfa_challenges').where((eb) => usable(eb, ref, now));
 }
 
 /**
@@ -33,8 +58,8 @@ function updateOpenChallenge(db: Db, tokenHash: string, now: number) {
  * proves right: parallel guesses cannot exceed 5, whatever their order. Returns false when the
  * challenge is dead.
  */
-export async function takeChallengeGuess(db: Db, tokenHash: string, now: number): Promise<boolean> {
-  const result = await updateOpenChallenge(db, tokenHash, now)
+export async function takeChallengeGuess(db: Db, ref: ChallengeRef, now: number): Promise<boolean> {
+  const result = await updateOpenChallenge(db, ref, now)
     .set((eb) => ({ failures: eb('failures', '+', 1) }))
     .where('failures', '<', CHALLENGE_MAX_FAILURES)
     .executeTakeFirst();
@@ -42,16 +67,16 @@ export async function takeChallengeGuess(db: Db, tokenHash: string, now: number)
 }
 
 /** Ends a challenge on success; of two concurrent right answers only one gets true. */
-export async function consumeChallenge(db: Db, tokenHash: string, now: number): Promise<boolean> {
-  const result = await updateOpenChallenge(db, tokenHash, now)
+export async function consumeChallenge(db: Db, ref: ChallengeRef, now: number): Promise<boolean> {
+  const result = await updateOpenChallenge(db, ref, now)
     .set((eb) => ({ consumed_at: now, failures: eb('failures', '-', 1) }))
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 
 /** Gives a live sign-in a WebAuthn challenge, replacing any earlier one; false when it is dead. */
-export async function saveSignInChallenge(db: Db, tokenHash: string, challenge: string, now: number): Promise<boolean> {
-  const result = await updateOpenChallenge(db, tokenHash, now)
+export async function saveSignInChallenge(db: Db, ref: ChallengeRef, challenge: string, now: number): Promise<boolean> {
+  const result = await updateOpenChallenge(db, ref, now)
     .set({ webauthn_challenge: challenge })
     .where('failures', '<', CHALLENGE_MAX_FAILURES)
     .executeTakeFirst();
@@ -59,8 +84,8 @@ export async function saveSignInChallenge(db: Db, tokenHash: string, challenge: 
 }
 
 /** Takes a sign-in's WebAuthn challenge once: a replayed assertion finds it gone. */
-export async function takeSignInChallenge(db: Db, tokenHash: string, challenge: string, now: number): Promise<boolean> {
-  const result = await updateOpenChallenge(db, tokenHash, now)
+export async function takeSignInChallenge(db: Db, ref: ChallengeRef, challenge: string, now: number): Promise<boolean> {
+  const result = await updateOpenChallenge(db, ref, now)
     .set({ webauthn_challenge: null })
     .where('webauthn_challenge', '=', challenge)
     .executeTakeFirst();

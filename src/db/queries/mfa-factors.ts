@@ -27,9 +27,11 @@ export async function deleteUnconfirmedFactors(db: Db, adminId: string): Promise
 /**
  * Accepts a TOTP time step for a factor only if it is later than every step accepted before:
  * decided by this one statement, so of two requests with the same code exactly one wins.
- * Confirms the factor too, when it is not yet. Returns whether this caller's step was accepted.
+ * Confirms the factor too, when it is not yet. Only while the admin is at `credentialEpoch`: a code
+ * sent with a bearer that an operator ended meanwhile neither signs in nor confirms a factor.
+ * Returns whether this caller's step was accepted.
  */
-export async function claimTotpStep(db: Db, factorId: string, step: number, now: number): Promise<boolean> {
+export async function claimTotpStep(db: Db, factorId: string, step: number, now: number, credentialEpoch: number): Promise<boolean> {
   const result = await db
     .updateTable('mfa_factors')
     .set((eb) => ({
@@ -39,6 +41,11 @@ export async function claimTotpStep(db: Db, factorId: string, step: number, now:
     }))
     .where('id', '=', factorId)
     .where((eb) => eb.or([eb('last_used_step', 'is', null), eb('last_used_step', '<', step)]))
+    .where((eb) =>
+      eb.exists(
+        eb.selectFrom('admins').select('admins.id').whereRef('admins.id', '=', 'mfa_factors.admin_id').where('admins.credential_epoch', '=', credentialEpoch),
+      ),
+    )
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }

@@ -4,12 +4,13 @@ import type { DatabaseSchema } from '../schema/index.js';
 
 /**
  * Which sessions a revocation ends: one (only if it is that admin's, when `adminId` is given), one
- * admin's (all but `exceptSessionId`, when given), one school's, or the one a refresh token belongs to.
+ * admin's (all but `exceptSessionId`, when given), one school's (only those at `acr`, when given),
+ * or the one a refresh token belongs to.
  */
 export type RevokeScope =
   | { sessionId: string; adminId?: string }
   | { adminId: string; exceptSessionId?: string }
-  | { schoolKey: string }
+  | { schoolKey: string; acr?: string }
   | { refreshTokenHash: string };
 
 type SessionsEb = ExpressionBuilder<DatabaseSchema, 'sessions'>;
@@ -22,7 +23,10 @@ function inScope(eb: SessionsEb, scope: RevokeScope): Expression<SqlBool> {
     const ofAdmin = eb('admin_id', '=', scope.adminId);
     return scope.exceptSessionId === undefined ? ofAdmin : eb.and([ofAdmin, eb('id', '<>', scope.exceptSessionId)]);
   }
-  if ('schoolKey' in scope) return eb('admin_id', 'in', eb.selectFrom('admins').select('id').where('school_key', '=', scope.schoolKey));
+  if ('schoolKey' in scope) {
+    const ofSchool = eb('admin_id', 'in', eb.selectFrom('admins').select('id').where('school_key', '=', scope.schoolKey));
+    return scope.acr === undefined ? ofSchool : eb.and([ofSchool, eb('acr', '=', scope.acr)]);
+  }
   return eb('id', '=', eb.selectFrom('refresh_tokens').select('session_id').where('token_hash', '=', scope.refreshTokenHash));
 }
 

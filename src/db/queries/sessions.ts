@@ -12,7 +12,8 @@ export type Session = Selectable<SessionsTable>;
 /**
  * Creates a session and its first refresh token, inside or outside the caller's transaction, only
  * if the admin may still sign in with the credentials that were checked: same credential epoch,
- * not disabled, school not suspended. Decided by the insert itself; on PostgreSQL it also waits
+ * not disabled, school not suspended, and for a password-only session a school whose policy is
+ * not `required`. Decided by the insert itself; on PostgreSQL it also waits
  * for an operator's transaction that holds the admin's row, then sees what it committed.
  * Returns false, having written nothing, when an operator ended the admin's sessions meanwhile.
  */
@@ -20,9 +21,9 @@ export function insertSession(db: Db, session: Omit<Session, 'revoked_at' | 'rev
   return inTransaction(db, async (trx) => {
     const inserted = await trx
       .insertInto('sessions')
-      .columns(['id', 'admin_id', 'created_at', 'last_used_at', 'expires_at', 'ip', 'user_agent', 'credential_epoch', 'acr', 'amr'])
+      .columns(['id', 'admin_id', 'created_at', 'last_used_at', 'expires_at', 'ip', 'user_agent', 'credential_epoch', 'acr', 'amr', 'auth_time'])
       .expression((eb) => {
-        const owner = eb
+        let owner = eb
           .selectFrom('admins')
           .innerJoin('schools', 'schools.key', 'admins.school_key')
           .select([
@@ -36,11 +37,16 @@ export function insertSession(db: Db, session: Omit<Session, 'revoked_at' | 'rev
             'admins.credential_epoch',
             eb.cast<string>(eb.val(session.acr), 'text').as('acr'),
             eb.cast<string>(eb.val(session.amr), 'text').as('amr'),
+            eb.cast<number | null>(eb.val(session.auth_time), 'bigint').as('auth_time'),
           ])
           .where('admins.id', '=', session.admin_id)
           .where('admins.credential_epoch', '=', session.credential_epoch)
           .where('admins.disabled_at', 'is', null)
           .where('schools.suspended_at', 'is', null);
+        // A password-only session never starts in a school whose policy asks for a second factor:
+        // decided here, so a login that read the policy before `school mfa required` ended the
+        // school's aal1 sessions cannot leave one behind.
+        if (session.acr !== 'aal2') owner = owner.where('schools.mfa_policy', '<>', 'required');
         return dialectOf(db) === 'postgres' ? owner.forShare() : owner;
       })
       .executeTakeFirst();
@@ -113,4 +119,10 @@ export async function findSession(db: Db, sessionId: string) {
   const { rows } = await sql<Pick<Session, 'id' | 'admin_id' | 'revoked_at'> & SessionOwner>`select sessions.id, sessions.admin_id, sessions.revoked_at,
     admins.username, admins.school_key, schools.school_id from ${SESSIONS_WITH_OWNER} where sessions.id = ${sessionId}`.execute(db);
   return rows[0];
+}
+
+/** When a session last presented a second factor; null for a password-only one. Not on the refresh path. */
+export async function findSessionAuthTime(db: Db, sessionId: string): Promise<number | null> {
+  const row = await db.selectFrom('sessions').select('auth_time').where('id', '=', sessionId).executeTakeFirst();
+  return row?.auth_time ?? null;
 }

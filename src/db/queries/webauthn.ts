@@ -58,6 +58,7 @@ export interface NewPasskey {
   readonly sign_count: number;
   readonly transports: string;
   readonly device_type: string;
+  readonly enrolled_ip: string | null;
 }
 
 /**
@@ -72,7 +73,7 @@ export async function insertPasskey(db: Db, passkey: NewPasskey, credentialEpoch
   const bigint = (value: number) => sql<number>`cast(${value} as bigint)`;
   const result = await db
     .insertInto('mfa_factors')
-    .columns(['id', 'admin_id', 'type', 'name', 'secret', 'confirmed_at', 'created_at', 'credential_id', 'public_key', 'sign_count', 'transports', 'device_type'])
+    .columns(['id', 'admin_id', 'type', 'name', 'secret', 'confirmed_at', 'created_at', 'credential_id', 'public_key', 'sign_count', 'transports', 'device_type', 'enrolled_ip'])
     .expression((eb) => {
       const owner = eb
         .selectFrom('admins')
@@ -89,6 +90,7 @@ export async function insertPasskey(db: Db, passkey: NewPasskey, credentialEpoch
           bigint(passkey.sign_count).as('sign_count'),
           text(passkey.transports).as('transports'),
           text(passkey.device_type).as('device_type'),
+          sql<string | null>`cast(${passkey.enrolled_ip} as text)`.as('enrolled_ip'),
         ])
         .where('admins.id', '=', passkey.admin_id)
         .where('admins.credential_epoch', '=', credentialEpoch);

@@ -18,6 +18,8 @@ export interface MfaFactorsTable {
   created_at: number;
   last_used_at: number | null;
   last_used_step: number | null;
+  /** The client address of the request that enrolled the factor; null before it was recorded. */
+  enrolled_ip: Generated<string | null>;
   /** WebAuthn: the credential id and COSE public key, base64url. */
   credential_id: Generated<string | null>;
   public_key: Generated<string | null>;

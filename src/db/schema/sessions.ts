@@ -19,4 +19,6 @@ export interface SessionsTable {
   acr: Generated<string>;
   /** RFC 8176 methods, space-separated (`pwd otp mfa`). */
   amr: Generated<string>;
+  /** When the session last presented a second factor (RFC 9470 `auth_time`); null for aal1. */
+  auth_time: Generated<number | null>;
 }

@@ -26,7 +26,7 @@ export function registerMfaEnrollRoutes(app: FastifyInstance, deps: AppContext):
     },
     async (request, reply) => {
       const principal = await authenticateMfaPrincipal(deps, bearerToken(request.headers.authorization));
-      const enrollment = await startTotpEnrollment(deps, principal);
+      const enrollment = await startTotpEnrollment(deps, principal, requestContext(request));
       return noStore(reply).send({ factor_id: enrollment.factorId, secret: enrollment.secret, otpauth_uri: enrollment.otpauthUri });
     },
   );

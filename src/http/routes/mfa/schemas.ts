@@ -89,7 +89,7 @@ export const MfaErrorBodies = {
     },
   ),
   stepUp: errorBody(
-    'Bearer token missing or invalid, or (WWW-Authenticate error="insufficient_user_authentication") signed in without a second factor',
+    'Bearer token missing or invalid, or (WWW-Authenticate error="insufficient_user_authentication") signed in without a second factor, or (with max_age) not presented one within the last 15 minutes',
     'This operation needs a session signed in with a second factor',
   ),
   locked: errorBody('100 consecutive failed second factors: locked until `school-auth admin mfa reset`', 'Second factor locked; an operator must reset it'),
