@@ -7,11 +7,12 @@
 // - V8 options. Left to itself, V8 grows the young generation to 16 MiB per semi-space and lets
 //   the old one reach up to four times its live size before collecting, which costs memory under
 //   load for no measurable throughput (bench/README.md has the figures for both).
-import { Command, CommanderError } from 'commander';
+import { CommanderError } from 'commander';
 import { ConfigError, loadConfig, loadDotEnv } from '../config/config.js';
 import { connect } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { UsageError } from '../errors.js';
+import { PACKAGE_VERSION } from '../http/plugins/docs-branding.js';
 import { serve } from '../server.js';
 import { registerAdminCommands } from './commands/admins.js';
 import { registerConfigCommands } from './commands/config.js';
@@ -20,10 +21,14 @@ import { registerKeyCommands } from './commands/keys.js';
 import { registerPruneCommand } from './commands/prune.js';
 import { registerSchoolCommands } from './commands/schools.js';
 import { registerSessionCommands } from './commands/sessions.js';
+import { OperatorCommand } from './operator-command.js';
 import { say } from './run.js';
 
-const program = new Command('school-auth')
+const program = new OperatorCommand('school-auth')
   .description('Authentication service for school administrators')
+  .version(PACKAGE_VERSION, '-V, --version', 'print the version of school-auth')
+  // The program's own options (--version) only before the command: `keys revoke -V...` names a kid.
+  .enablePositionalOptions()
   .exitOverride()
   .showHelpAfterError(false);
 
