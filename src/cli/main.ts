@@ -11,7 +11,8 @@ import { CommanderError } from 'commander';
 import { ConfigError, loadConfig, loadDotEnv } from '../config/config.js';
 import { connect } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { UsageError } from '../errors.js';
+import { checkReachable } from '../db/open-problem.js';
+import { EXIT_CODES, StartupError, UsageError } from '../errors.js';
 import { PACKAGE_VERSION } from '../http/plugins/docs-branding.js';
 import { serve } from '../server.js';
 import { registerAdminCommands } from './commands/admins.js';
@@ -45,8 +46,10 @@ program
   .description('create or upgrade the database schema')
   .action(async () => {
     loadDotEnv();
-    const database = connect(loadConfig());
+    const config = loadConfig();
+    const database = connect(config);
     try {
+      await checkReachable(database, config.databaseUrl);
       const applied = await migrateToLatest(database);
       say(applied.length === 0 ? 'database is up to date' : `applied: ${applied.join(', ')}`);
     } finally {
@@ -64,11 +67,17 @@ registerPruneCommand(program);
 
 /** Errors a person can act on are printed plainly; anything else is a bug and shows its stack. */
 function fail(error: unknown): never {
-  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 2);
-  if (error instanceof UsageError) process.stderr.write(`school-auth: ${error.message}\n`);
-  else if (error instanceof ConfigError) process.stderr.write(`school-auth: ${error.message}\n`);
-  else process.stderr.write(`school-auth: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(error instanceof UsageError || error instanceof ConfigError ? 1 : 70);
+  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : EXIT_CODES.invocation);
+  if (error instanceof StartupError) {
+    process.stderr.write(`school-auth: ${error.message}\n`);
+    process.exit(error.exitCode);
+  }
+  if (error instanceof UsageError || error instanceof ConfigError) {
+    process.stderr.write(`school-auth: ${error.message}\n`);
+    process.exit(EXIT_CODES.refused);
+  }
+  process.stderr.write(`school-auth: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(EXIT_CODES.internal);
 }
 
 program.parseAsync(process.argv).catch(fail);
