@@ -8,7 +8,7 @@ interface ErrorFields {
 }
 
 function fieldsOf(error: unknown): ErrorFields {
-  return typeof error === 'object' && error !== null ? (error) : {};
+  return typeof error === 'object' && error !== null ? error : {};
 }
 
 /** Where DATABASE_URL points, without its password: host:port and the database name. */
