@@ -8,10 +8,11 @@ import type { Database } from './database.js';
 import { withNamedStatements } from './postgres-statements.js';
 import { startCheckpointer } from './wal-checkpointer.js';
 import type { DatabaseSchema } from './schema/index.js';
+import { SQLITE_FILE } from './database-target.js';
 import { explainSqliteOpenError } from './open-problem.js';
 import { makePrivateFile, prepareDataDir, restrictSqliteFiles } from './file-permissions.js';
 
-export const SQLITE_FILE = 'school-auth.sqlite';
+export { SQLITE_FILE } from './database-target.js';
 
 type StorageConfig = Pick<Config, 'databaseUrl' | 'dataDir' | 'sqliteSynchronous' | 'database'>;
 

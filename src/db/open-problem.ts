@@ -1,5 +1,6 @@
 import { EXIT_CODES, StartupError } from '../errors.js';
 import type { Database } from './database.js';
+import { describeDatabase } from './database-target.js';
 
 interface ErrorFields {
   readonly code?: unknown;
@@ -11,11 +12,11 @@ function fieldsOf(error: unknown): ErrorFields {
   return typeof error === 'object' && error !== null ? error : {};
 }
 
-/** Where DATABASE_URL points, without its password: host:port and the database name. */
+/** Where DATABASE_URL points, without its password: host:port, the user and the database name. */
 function target(databaseUrl: string): { where: string; user: string; database: string } {
-  const url = new URL(databaseUrl);
-  const database = decodeURIComponent(url.pathname.slice(1)) || decodeURIComponent(url.username) || 'postgres';
-  return { where: `${url.hostname || 'localhost'}:${url.port || '5432'}`, user: decodeURIComponent(url.username), database };
+  const described = describeDatabase({ databaseUrl, dataDir: '' });
+  if (described.kind !== 'postgresql') throw new TypeError('a PostgreSQL URL was expected');
+  return { where: `${described.host}:${described.port}`, user: described.user, database: described.database };
 }
 
 const NETWORK_PROBLEMS: Record<string, string> = {
