@@ -150,6 +150,7 @@ describe.concurrent('school-auth events', () => {
       'admin.created',
       'school.created',
       'school.created',
+      'keys.created',
     ]);
     for (const event of events) expect(event.at).toMatch(ISO_TIME);
     const times = events.map((event) => Date.parse(event.at));

@@ -18,6 +18,7 @@ export type EventType =
   | 'school.created'
   | 'school.suspended'
   | 'school.resumed'
+  | 'keys.created'
   | 'keys.rotated'
   | 'keys.revoked'
   | 'keys.encrypted'
@@ -39,6 +40,9 @@ export interface RequestContext {
 }
 
 export const CLI_CONTEXT: RequestContext = { ip: null, userAgent: 'school-auth-cli' };
+
+/** What the server does by itself, at start (the first signing key). */
+export const SERVER_CONTEXT: RequestContext = { ip: null, userAgent: 'school-auth-server' };
 
 export interface AuditEntry {
   readonly type: EventType;
