@@ -16,6 +16,7 @@ import { EXIT_CODES, StartupError, UsageError } from '../errors.js';
 import { PACKAGE_VERSION } from '../http/plugins/docs-branding.js';
 import { serve } from '../server.js';
 import { registerAdminCommands } from './commands/admins.js';
+import { registerBackupCommand } from './commands/backup.js';
 import { registerConfigCommands } from './commands/config.js';
 import { registerEventCommands } from './commands/events.js';
 import { registerKeyCommands } from './commands/keys.js';
@@ -64,6 +65,7 @@ registerKeyCommands(program);
 registerEventCommands(program);
 registerConfigCommands(program);
 registerPruneCommand(program);
+registerBackupCommand(program);
 
 /** Errors a person can act on are printed plainly; anything else is a bug and shows its stack. */
 function fail(error: unknown): never {
