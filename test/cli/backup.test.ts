@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { describe, expect } from 'vitest';
-import { cliTest as test, ok, SLOW } from '../helpers/cli-workspace.js';
+import { cliTest as test, ok, parseJson, SLOW } from '../helpers/cli-workspace.js';
 
 describe.concurrent('school-auth backup', () => {
   test('copies the SQLite database while the service writes: the copy is consistent, complete up to a point, and 0600', SLOW, async ({ ws }) => {
@@ -44,6 +44,13 @@ describe.concurrent('school-auth backup', () => {
     } finally {
       copy.close();
     }
+
+    // Restored as docs/operations.md says (the copy as DATA_DIR/school-auth.sqlite), it serves.
+    const restored = join(ws.root, 'restored');
+    mkdirSync(restored, { mode: 0o700 });
+    copyFileSync(file, join(restored, 'school-auth.sqlite'));
+    const schools = parseJson<unknown[]>(ok(await ws.run(['school', 'list', '--json'], { env: { DATA_DIR: restored } })));
+    expect(schools.length).toBeGreaterThan(0);
   });
 
   test('never overwrites a file, and says so', SLOW, async ({ ws }) => {
