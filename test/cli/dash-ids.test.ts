@@ -59,6 +59,12 @@ describe.concurrent('ids that begin with "-"', () => {
     expect(await ws.run(['admin', 'mfa', 'list', '--school', '-east', '--username', '-bob'])).toMatchObject({ code: 0, stdout: 'no second factor\n0 recovery codes left\n' });
     expect(await ws.run(['admin', 'disable', '--school', '-east', '--username', '-bob'])).toMatchObject({ code: 0, stdout: 'admin "-bob" disabled; 0 sessions ended\n' });
     expect(await ws.run(['sessions', 'list', '--school', '-east'])).toMatchObject({ code: 0, stdout: 'no sessions\n' });
+    expect(await ws.run(['admin', 'enable', '--school', '-east', '--username', '-bob'])).toMatchObject({ code: 0, stdout: 'admin "-bob" enabled\n' });
+    expect(await ws.run(['admin', 'unlock', '--school', '-east', '--username', '-bob'])).toMatchObject({ code: 0, stdout: 'admin "-bob" unlocked\n' });
+    expect(await ws.run(['admin', 'mfa', 'reset', '--school', '-east', '--username', '-bob'])).toMatchObject({ code: 0, stdout: 'second factor reset: 0 factors removed; 0 sessions ended\n' });
+    expect(await ws.run(['sessions', 'revoke', '--school', '-east', '--username', '-bob'])).toMatchObject({ code: 0, stdout: '0 sessions revoked\n' });
+    const passwd = await ws.run(['admin', 'passwd', '--school', '-east', '--username', '-bob', '--password-stdin'], { input: `${PASSWORD} 2\n` });
+    expect(passwd).toMatchObject({ code: 0, stdout: 'password changed; 0 sessions ended\n' });
     const session = await ws.run(['sessions', 'revoke', '--session', '-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']);
     expect(session).toMatchObject({
       code: 1,
