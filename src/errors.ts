@@ -69,3 +69,21 @@ export class UsageError extends Error {
     this.name = 'UsageError';
   }
 }
+
+/**
+ * The command line's exit codes (docs/operations.md). 1 and 2 were documented first and keep
+ * their meaning; 3 and 4 tell a supervisor that the storage, not the command, is at fault.
+ */
+export const EXIT_CODES = { refused: 1, invocation: 2, dataDir: 3, databaseUnreachable: 4, internal: 70 } as const;
+
+/** The service cannot open its storage: a one-line message naming the setting, and its exit code. */
+export class StartupError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, options);
+    this.name = 'StartupError';
+  }
+}

@@ -7,6 +7,8 @@ import { createLogger, type Logger } from './runtime/logger.js';
 import { closeServices, openServices } from './services.js';
 import { exitOnSignals } from './runtime/shutdown.js';
 import { connect } from './db/connect.js';
+import { describeDatabase } from './db/database-target.js';
+import { PACKAGE_VERSION } from './http/plugins/docs-branding.js';
 
 interface Listener {
   readonly host: string;
@@ -57,5 +59,23 @@ export async function serve(config: Config, logger: Logger = createLogger(config
     throw error;
   }
   exitOnSignals(close, { logger, timeoutSeconds: config.shutdownTimeout });
+  logger.info(
+    {
+      version: PACKAGE_VERSION,
+      database: describeDatabase(config),
+      issuer: config.issuer,
+      address: addressOf(app),
+      management_address: management === undefined ? null : addressOf(management),
+    },
+    'school-auth started',
+  );
   return app;
+}
+
+/** Where an app listens, as a URL (the port the system chose when PORT=0). */
+function addressOf(app: FastifyInstance): string {
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') return String(address);
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}`;
 }

@@ -10,6 +10,7 @@ import { SigningKeys } from './auth/keys/signing-keys.js';
 import { connect } from './db/connect.js';
 import type { Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { checkReachable } from './db/open-problem.js';
 import { requireMigrated } from './db/require-migrated.js';
 import type { Logger } from './runtime/logger.js';
 
@@ -34,6 +35,7 @@ export interface OpenOptions {
 export async function openServices(config: Config, options: OpenOptions = {}): Promise<AppContext> {
   const database = options.database ?? connect(config);
   try {
+    await checkReachable(database, config.databaseUrl);
     const prepare = options.prepare ?? 'server';
     if (prepare === 'none') await requireMigrated(database);
     else await migrateToLatest(database);

@@ -7,23 +7,30 @@
 // - V8 options. Left to itself, V8 grows the young generation to 16 MiB per semi-space and lets
 //   the old one reach up to four times its live size before collecting, which costs memory under
 //   load for no measurable throughput (bench/README.md has the figures for both).
-import { Command, CommanderError } from 'commander';
+import { CommanderError } from 'commander';
 import { ConfigError, loadConfig, loadDotEnv } from '../config/config.js';
 import { connect } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { UsageError } from '../errors.js';
+import { checkReachable } from '../db/open-problem.js';
+import { EXIT_CODES, StartupError, UsageError } from '../errors.js';
+import { PACKAGE_VERSION } from '../http/plugins/docs-branding.js';
 import { serve } from '../server.js';
 import { registerAdminCommands } from './commands/admins.js';
+import { registerBackupCommand } from './commands/backup.js';
 import { registerConfigCommands } from './commands/config.js';
 import { registerEventCommands } from './commands/events.js';
 import { registerKeyCommands } from './commands/keys.js';
 import { registerPruneCommand } from './commands/prune.js';
 import { registerSchoolCommands } from './commands/schools.js';
 import { registerSessionCommands } from './commands/sessions.js';
+import { OperatorCommand } from './operator-command.js';
 import { say } from './run.js';
 
-const program = new Command('school-auth')
+const program = new OperatorCommand('school-auth')
   .description('Authentication service for school administrators')
+  .version(PACKAGE_VERSION, '-V, --version', 'print the version of school-auth')
+  // The program's own options (--version) only before the command: `keys revoke -V...` names a kid.
+  .enablePositionalOptions()
   .exitOverride()
   .showHelpAfterError(false);
 
@@ -40,8 +47,10 @@ program
   .description('create or upgrade the database schema')
   .action(async () => {
     loadDotEnv();
-    const database = connect(loadConfig());
+    const config = loadConfig();
+    const database = connect(config);
     try {
+      await checkReachable(database, config.databaseUrl);
       const applied = await migrateToLatest(database);
       say(applied.length === 0 ? 'database is up to date' : `applied: ${applied.join(', ')}`);
     } finally {
@@ -56,14 +65,21 @@ registerKeyCommands(program);
 registerEventCommands(program);
 registerConfigCommands(program);
 registerPruneCommand(program);
+registerBackupCommand(program);
 
 /** Errors a person can act on are printed plainly; anything else is a bug and shows its stack. */
 function fail(error: unknown): never {
-  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 2);
-  if (error instanceof UsageError) process.stderr.write(`school-auth: ${error.message}\n`);
-  else if (error instanceof ConfigError) process.stderr.write(`school-auth: ${error.message}\n`);
-  else process.stderr.write(`school-auth: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(error instanceof UsageError || error instanceof ConfigError ? 1 : 70);
+  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : EXIT_CODES.invocation);
+  if (error instanceof StartupError) {
+    process.stderr.write(`school-auth: ${error.message}\n`);
+    process.exit(error.exitCode);
+  }
+  if (error instanceof UsageError || error instanceof ConfigError) {
+    process.stderr.write(`school-auth: ${error.message}\n`);
+    process.exit(EXIT_CODES.refused);
+  }
+  process.stderr.write(`school-auth: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(EXIT_CODES.internal);
 }
 
 program.parseAsync(process.argv).catch(fail);

@@ -8,9 +8,11 @@ import type { Database } from './database.js';
 import { withNamedStatements } from './postgres-statements.js';
 import { startCheckpointer } from './wal-checkpointer.js';
 import type { DatabaseSchema } from './schema/index.js';
+import { SQLITE_FILE } from './database-target.js';
+import { explainSqliteOpenError } from './open-problem.js';
 import { makePrivateFile, prepareDataDir, restrictSqliteFiles } from './file-permissions.js';
 
-export const SQLITE_FILE = 'school-auth.sqlite';
+export { SQLITE_FILE } from './database-target.js';
 
 type StorageConfig = Pick<Config, 'databaseUrl' | 'dataDir' | 'sqliteSynchronous' | 'database'>;
 
@@ -23,8 +25,12 @@ export interface SqliteOptions {
 /** Opens SQLite under DATA_DIR, or PostgreSQL when DATABASE_URL is set. */
 export function connect(config: StorageConfig, sqliteOptions: Omit<SqliteOptions, 'synchronous'> = {}): Database {
   if (config.databaseUrl !== undefined) return connectPostgres(config.databaseUrl, config.database);
-  prepareDataDir(config.dataDir);
-  return connectSqlite(join(config.dataDir, SQLITE_FILE), { ...sqliteOptions, synchronous: config.sqliteSynchronous });
+  try {
+    prepareDataDir(config.dataDir);
+    return connectSqlite(join(config.dataDir, SQLITE_FILE), { ...sqliteOptions, synchronous: config.sqliteSynchronous });
+  } catch (error) {
+    throw explainSqliteOpenError(error, config.dataDir);
+  }
 }
 
 /** Past this many WAL pages the committing connection checkpoints itself, checkpointer or not. */

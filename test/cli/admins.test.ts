@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect } from 'vitest';
 import { listAdmins } from '../../src/db/queries/admins.js';
 import type { CliResult } from '../helpers/cli-run.js';
@@ -11,6 +12,7 @@ interface AdminRow {
   username: string;
   id: string;
   status: string;
+  second_factor: string;
   created_at: string;
   password_changed_at: string;
 }
@@ -48,9 +50,9 @@ describe.concurrent('school-auth admin add / list', () => {
     ]);
     const lines = ok(table).stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^school_id\s+username\s+id\s+status\s+created_at\s+password_changed_at$/);
-    expect(lines[1]).toMatch(/^lincoln-high\s+Alice\s+[0-9a-f-]{36}\s+enabled\s+\d{4}-/);
-    expect(lines[2]).toMatch(/^Oak-Ridge\s+carol\s+[0-9a-f-]{36}\s+enabled\s+\d{4}-/);
+    expect(lines[0]).toMatch(/^school_id\s+username\s+id\s+status\s+second_factor\s+created_at\s+password_changed_at$/);
+    expect(lines[1]).toMatch(/^lincoln-high\s+Alice\s+[0-9a-f-]{36}\s+enabled\s+none\s+\d{4}-/);
+    expect(lines[2]).toMatch(/^Oak-Ridge\s+carol\s+[0-9a-f-]{36}\s+enabled\s+none\s+\d{4}-/);
 
     const rows = parseJson<AdminRow[]>(ok(all));
     const row = (schoolId: string, username: string) => ({
@@ -58,6 +60,7 @@ describe.concurrent('school-auth admin add / list', () => {
       username,
       id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/),
       status: 'enabled',
+      second_factor: 'none',
       created_at: expect.stringMatching(ISO_TIME),
       password_changed_at: expect.stringMatching(ISO_TIME),
     });
@@ -67,6 +70,35 @@ describe.concurrent('school-auth admin add / list', () => {
     expect(parseJson<AdminRow[]>(ok(oak))).toEqual([row('Oak-Ridge', 'carol')]);
     expect(ok(empty).stdout).toBe('no administrators\n');
     for (const result of [table, all, oak]) expect(output(result)).not.toContain('$argon2');
+  });
+
+  test('admin list shows who has a second factor and of which kinds (confirmed factors only)', SLOW, async ({ ws }) => {
+    const app = await ws.app();
+    await app.seedSchool('lincoln-high');
+    for (const username of ['alice', 'bob', 'carol']) await app.seedAdmin('lincoln-high', username, PASSWORD);
+    const admins = Object.fromEntries((await listAdmins(app.services.db)).map((admin) => [admin.username, admin.id]));
+    const factor = (adminId: string | undefined, type: string, confirmed: boolean) => ({
+      id: randomUUID(),
+      admin_id: adminId ?? '',
+      type,
+      name: type,
+      secret: '',
+      confirmed_at: confirmed ? 1 : null,
+      created_at: 1,
+      last_used_at: null,
+      last_used_step: null,
+    });
+    await app.services.db
+      .insertInto('mfa_factors')
+      .values([factor(admins.alice, 'totp', true), factor(admins.alice, 'webauthn', true), factor(admins.alice, 'webauthn', true), factor(admins.bob, 'totp', false)])
+      .execute();
+
+    const rows = parseJson<{ username: string; second_factor: string }[]>(ok(await ws.run(['admin', 'list', '--json'])));
+    expect(rows.map(({ username, second_factor }) => ({ username, second_factor }))).toEqual([
+      { username: 'alice', second_factor: '1 TOTP app, 2 passkeys' },
+      { username: 'bob', second_factor: 'none' },
+      { username: 'carol', second_factor: 'none' },
+    ]);
   });
 
   test('admin add and admin list refuse an unknown school, and admin add a duplicate username in any case', SLOW, async ({ ws }) => {

@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -150,13 +151,14 @@ describe.concurrent('school-auth events', () => {
       'admin.created',
       'school.created',
       'school.created',
+      'keys.created',
     ]);
     for (const event of events) expect(event.at).toMatch(ISO_TIME);
     const times = events.map((event) => Date.parse(event.at));
     expect(times).toEqual([...times].sort((a, b) => b - a));
 
     const lincoln = { school_id: 'lincoln-high', username: 'alice' };
-    expect(events[0]).toEqual({ at: expect.any(String), type: 'session.revoked', ...lincoln, ip: null, user_agent: 'school-auth-cli', detail: null, session: sid2 });
+    expect(events[0]).toEqual({ at: expect.any(String), type: 'session.revoked', ...lincoln, ip: null, user_agent: `school-auth-cli (os user ${userInfo().username})`, detail: null, session: sid2 });
     expect(events[1]).toMatchObject({ type: 'login.success', school_id: 'oak-ridge', username: 'carol', ip: '192.0.2.1', user_agent: 'Safari' });
     expect(events[2]).toMatchObject({ type: 'login.success', ...lincoln, ip: browser.ip, user_agent: browser.userAgent, session: sid2 });
     expect(events[3]).toMatchObject({ type: 'logout', ...lincoln, ip: browser.ip, user_agent: browser.userAgent, session: sid1 });
@@ -179,8 +181,11 @@ describe.concurrent('school-auth events', () => {
 
     const lines = ok(table).stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(events.length + 1);
-    expect(lines[0]).toMatch(/^at\s+type\s+school_id\s+username\s+ip\s+user_agent\s+detail\s+session$/);
-    expect(lines[1]).toMatch(new RegExp(`^\\S+Z\\s+session\\.revoked\\s+lincoln-high\\s+alice\\s+-\\s+school-auth-cli\\s+-\\s+${String(sid2)}$`));
+    // For people: what happened in words, and who did it, in one cell.
+    expect(lines[0]).toMatch(/^at\s+school_id\s+username\s+event\s+by\s+session$/);
+    expect(lines[1]).toMatch(new RegExp(`^\\S+Z\\s+lincoln-high\\s+alice\\s+session ended\\s+school-auth-cli \\(os user ${userInfo().username}\\)\\s+${String(sid2)}$`));
+    expect(lines[5]).toMatch(/^\S+Z\s+lincoln-high\s+Mallory\s+sign-in refused: no such administrator\s+198\.51\.100\.23 curl\/8\.5\.0\s+-$/);
+    expect(lines[6]).toMatch(/^\S+Z\s+lincoln-high\s+alice\s+sign-in refused: wrong password\s+198\.51\.100\.23 curl\/8\.5\.0\s+-$/);
 
     expect(ok(nothing).stdout).toBe('no events\n');
   });

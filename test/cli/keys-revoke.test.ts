@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { decodeProtectedHeader } from 'jose';
 import { describe, expect } from 'vitest';
 import { cliTest as test, ok, parseJson, SLOW } from '../helpers/cli-workspace.js';
@@ -34,7 +35,8 @@ describe.concurrent('school-auth keys revoke', () => {
     const events = parseJson<{ type: string; detail: string | null; user_agent: string | null }[]>(ok(await ws.run(['events', '--json', '--limit', '3'])));
     expect(events.find((event) => event.type === 'keys.revoked')).toMatchObject({
       detail: `key ${leakedKid} revoked; new key ${newKid ?? ''} signs now`,
-      user_agent: 'school-auth-cli',
+      // Who ran the command: the operating-system user, since the CLI has no login of its own.
+      user_agent: `school-auth-cli (os user ${userInfo().username})`,
     });
 
     const again = await ws.run(['keys', 'revoke', leakedKid]);

@@ -9,7 +9,7 @@ afterAll(cleanupOps);
 const INVALID = { PORT: 'abc', JWT_ALG: 'HS256', REFRESH_TOKEN_ROTATION: 'maybe' };
 
 describe.concurrent('school-auth config check', () => {
-  it('prints the effective configuration as JSON with the database password masked', async ({ expect }) => {
+  it('prints the effective configuration as JSON under the variables\' names, with the database password masked', async ({ expect }) => {
     const cwd = tempDir();
     const result = await runCli(['config', 'check'], {
       cwd,
@@ -18,12 +18,26 @@ describe.concurrent('school-auth config check', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout + result.stderr).not.toContain('secret');
     const config = JSON.parse(result.stdout);
-    expect(config.port).toBe(8123);
-    expect(config.accessTokenTtl).toBe(600);
-    expect(config.host).toBe('127.0.0.1');
-    expect(config.refreshTokenRotation).toBe(false);
-    expect(config.databaseUrl).toMatch(/^postgres:\/\/u:[^@]*@h\/db$/);
-    expect(config.databaseUrl).not.toContain('secret');
+    expect(config.PORT).toBe(8123);
+    expect(config.ACCESS_TOKEN_TTL).toBe(600);
+    expect(config.HOST).toBe('127.0.0.1');
+    expect(config.REFRESH_TOKEN_ROTATION).toBe(false);
+    expect(config.DATABASE_URL).toMatch(/^postgres:\/\/u:[^@]*@h\/db$/);
+    expect(config.DATABASE_URL).not.toContain('secret');
+    expect(config.DATABASE_POOL_SIZE).toBe(10);
+    // Only what applies: SQLite's settings mean nothing on PostgreSQL, and no internal name shows.
+    expect(Object.keys(config)).not.toContain('DATA_DIR');
+    expect(Object.keys(config)).not.toContain('SQLITE_SYNCHRONOUS');
+    for (const name of Object.keys(config)) expect(name).toMatch(/^[A-Z][A-Z0-9_]*$/);
+  });
+
+  it('on SQLite shows DATA_DIR and SQLITE_SYNCHRONOUS, and no DATABASE_* setting', async ({ expect }) => {
+    const cwd = tempDir();
+    const result = await runCli(['config', 'check'], { cwd, env: { DATA_DIR: join(cwd, 'data'), LOGIN_THROTTLE: 'off' } });
+    expect(result.code, result.stderr).toBe(0);
+    const config = JSON.parse(result.stdout);
+    expect(config).toMatchObject({ DATA_DIR: join(cwd, 'data'), SQLITE_SYNCHRONOUS: 'NORMAL', LOGIN_THROTTLE: false, ISSUER: 'http://127.0.0.1:8000' });
+    expect(Object.keys(config).filter((name) => name.startsWith('DATABASE_') || name.startsWith('THROTTLE_'))).toEqual([]);
   });
 
   it('masks a password given as ?password= or ?sslpassword= in DATABASE_URL', async ({ expect }) => {
@@ -32,7 +46,7 @@ describe.concurrent('school-auth config check', () => {
     const result = await runCli(['config', 'check'], { cwd, env: { DATABASE_URL: url, ISSUER: 'https://auth.test', DATA_DIR: join(cwd, 'data') } });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout + result.stderr).not.toMatch(/query-secret|key-secret/);
-    expect(JSON.parse(result.stdout).databaseUrl).toBe('postgres://u@h/db?password=****&sslpassword=****');
+    expect(JSON.parse(result.stdout).DATABASE_URL).toBe('postgres://u@h/db?password=****&sslpassword=****');
   });
 
   it('names every invalid variable in one message and exits non-zero', async ({ expect }) => {
@@ -65,10 +79,10 @@ describe.concurrent('school-auth config check', () => {
     const result = await runCli(['config', 'check'], { cwd, env: { AUDIENCE: 'from-env' } });
     expect(result.code, result.stderr).toBe(0);
     const config = JSON.parse(result.stdout);
-    expect(config.port).toBe(4321);
-    expect(config.accessTokenTtl).toBe(1200);
-    expect(config.audience).toBe('from-env');
-    expect(config.dataDir).toBe(join(cwd, 'data'));
+    expect(config.PORT).toBe(4321);
+    expect(config.ACCESS_TOKEN_TTL).toBe(1200);
+    expect(config.AUDIENCE).toBe('from-env');
+    expect(config.DATA_DIR).toBe(join(cwd, 'data'));
   });
 
   it('validates values that come from .env too, naming the variable', async ({ expect }) => {

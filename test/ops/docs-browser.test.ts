@@ -41,6 +41,10 @@ describe('GET /docs in a real browser', () => {
       const page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
       const requested: string[] = [];
       page.on('request', (request) => requested.push(request.url()));
+      // Everything the console says: a Content-Security-Policy violation is a broken part of the page.
+      const console: string[] = [];
+      page.on('console', (message) => console.push(`${message.type()}: ${message.text()}`));
+      page.on('pageerror', (error) => console.push(`pageerror: ${error.message}`));
 
       const landing = await page.goto(`${server.url}/docs`);
       expect(landing?.status()).toBe(200);
@@ -92,6 +96,15 @@ describe('GET /docs in a real browser', () => {
       mkdirSync(join(REPO_ROOT, 'test-output'), { recursive: true });
       await page.screenshot({ path: SCREENSHOT, fullPage: true });
       expect(existsSync(SCREENSHOT)).toBe(true);
+
+      expect(console.filter((line) => /Content[- ]Security[- ]Policy|CSP/i.test(line))).toEqual([]);
+      expect(console.filter((line) => line.startsWith('error:') || line.startsWith('pageerror:'))).toEqual([]);
+
+      // The link to the document is the one the service serves (not Swagger UI's internal /docs/json).
+      const link = page.locator('.info hgroup.main a').first();
+      await link.waitFor({ timeout: 10_000 });
+      expect((await link.innerText()).trim()).toBe('/openapi.json');
+      expect(new URL((await link.getAttribute('href')) ?? '', server.url).href).toBe(`${server.url}/openapi.json`);
 
       // Swagger UI came from the service itself (no CDN), and so did everything else.
       expect(requested).toContain(`${server.url}/admin/auth/login`);

@@ -35,7 +35,7 @@ describe('KEY_ENCRYPTION_KEY_FILE', () => {
     const bytes = randomBytes(32);
     const path = keyFile('shown', bytes.toString('base64'));
     const printed = JSON.stringify(describeConfig(loadConfig({ KEY_ENCRYPTION_KEY_FILE: path })));
-    expect(printed).toContain(`"keyEncryption":{"file":${JSON.stringify(path)}}`);
+    expect(printed).toContain(`"KEY_ENCRYPTION_KEY_FILE":${JSON.stringify(path)}`);
     expect(printed).not.toContain(bytes.toString('base64'));
   });
 

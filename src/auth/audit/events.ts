@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import type { Clock } from '../../runtime/clock.js';
 import type { Db } from '../../db/database.js';
 import { insertEvent } from '../../db/queries/events.js';
@@ -18,6 +19,7 @@ export type EventType =
   | 'school.created'
   | 'school.suspended'
   | 'school.resumed'
+  | 'keys.created'
   | 'keys.rotated'
   | 'keys.revoked'
   | 'keys.encrypted'
@@ -38,7 +40,22 @@ export interface RequestContext {
   readonly userAgent: string | null;
 }
 
-export const CLI_CONTEXT: RequestContext = { ip: null, userAgent: 'school-auth-cli' };
+/**
+ * Who ran a command: the CLI has no login of its own, so the operating-system user stands for the
+ * operator (the uid when the system has no name for it, as in some containers).
+ */
+function operatingSystemUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return `uid ${process.getuid?.() ?? 'unknown'}`;
+  }
+}
+
+export const CLI_CONTEXT: RequestContext = { ip: null, userAgent: `school-auth-cli (os user ${operatingSystemUser()})` };
+
+/** What the server does by itself, at start (the first signing key). */
+export const SERVER_CONTEXT: RequestContext = { ip: null, userAgent: 'school-auth-server' };
 
 export interface AuditEntry {
   readonly type: EventType;

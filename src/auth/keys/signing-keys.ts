@@ -5,7 +5,8 @@ import { nowSeconds } from '../../runtime/clock.js';
 import type { Config, JwtAlg } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
 import type { KeyEncryptionKey } from '../../config/key-encryption-key.js';
-import { insertSigningKey, listSigningKeys, type SigningKeyRow } from '../../db/queries/signing-keys.js';
+import { insertSigningKey, insertSigningKeyUnlessOneSigns, listSigningKeys, type SigningKeyRow } from '../../db/queries/signing-keys.js';
+import { recordEvent, SERVER_CONTEXT } from '../audit/events.js';
 import { checkStoredKeysOpen, openPrivateJwk, sealPrivateJwk } from './key-encryption.js';
 import { ACCESS_TOKEN_TYPE } from '../../verifier/access-token-type.js';
 import { createJwsSigner, type JwsSigner } from './jws.js';
@@ -36,10 +37,16 @@ type KeyConfig = Pick<Config, 'jwtAlg' | 'accessTokenTtl' | 'keyActivationDelay'
  */
 export async function createSigningKey(db: Db, alg: JwtAlg, now: number, activeFrom: number, encryption?: KeyEncryptionKey): Promise<SigningKeyRow> {
   checkStoredKeysOpen(await listSigningKeys(db), encryption);
+  const row = await generateSigningKey(alg, now, activeFrom, encryption);
+  await insertSigningKey(db, row);
+  return row;
+}
+
+async function generateSigningKey(alg: JwtAlg, now: number, activeFrom: number, encryption: KeyEncryptionKey | undefined): Promise<SigningKeyRow> {
   const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true, modulusLength: 2048 });
   const publicJwk = await exportJWK(publicKey);
   const kid = await calculateJwkThumbprint(publicJwk);
-  const row: SigningKeyRow = {
+  return {
     kid,
     alg,
     private_jwk: sealPrivateJwk(JSON.stringify(await exportJWK(privateKey)), kid, encryption),
@@ -48,8 +55,6 @@ export async function createSigningKey(db: Db, alg: JwtAlg, now: number, activeF
     active_from: activeFrom,
     revoked_at: null,
   };
-  await insertSigningKey(db, row);
-  return row;
 }
 
 /** Where each stored key stands now (for `keys list`). */
@@ -83,8 +88,15 @@ export class SigningKeys {
     const scheduled = await describeSigningKeys(this.db, this.config, this.clock);
     checkStoredKeysOpen(scheduled.map(({ row }) => row), this.config.keyEncryption);
     const usable = scheduled.some(({ row, state }) => row.alg === this.config.jwtAlg && (state === 'active' || state === 'pending'));
-    if (!usable) await createSigningKey(this.db, this.config.jwtAlg, now, now, this.config.keyEncryption);
     this.current = undefined;
+    if (usable) return;
+    const row = await generateSigningKey(this.config.jwtAlg, now, now, this.config.keyEncryption);
+    // Another instance starting at the same moment may have stored one first: then it is used.
+    if (!(await insertSigningKeyUnlessOneSigns(this.db, row, now))) return;
+    await recordEvent(this.db, this.clock, SERVER_CONTEXT, {
+      type: 'keys.created',
+      detail: `new ${row.alg} key ${row.kid} signs now: no key of JWT_ALG ${row.alg} signed`,
+    });
   }
 
   async signer(): Promise<JwsSigner> {

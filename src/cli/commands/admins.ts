@@ -3,6 +3,7 @@ import { addAdmin, changePassword, setAdminEnabled, unlockAdmin } from '../../au
 import { requireSchool } from '../../auth/accounts/schools.js';
 import { describeAdminMfa } from '../../auth/mfa/operator.js';
 import { listAdmins } from '../../db/queries/admins.js';
+import { countConfirmedFactors } from '../../db/queries/mfa-factors.js';
 import { printFactorReport } from '../factor-report.js';
 import { isoSeconds, printRows } from '../output.js';
 import { readNewPassword } from '../password-input.js';
@@ -18,6 +19,19 @@ interface AdminOptions {
 
 function identify(command: Command): Command {
   return command.requiredOption('--school <id>', 'school id').requiredOption('--username <name>', 'admin username');
+}
+
+const FACTOR_NOUNS: Record<string, string> = { totp: 'TOTP app', webauthn: 'passkey' };
+
+/** "1 TOTP app, 2 passkeys" per admin id, from the confirmed factors counted by type. */
+function describeFactorsByAdmin(counts: readonly { admin_id: string; type: string; factors: number }[]): Map<string, string> {
+  const described = new Map<string, string>();
+  for (const { admin_id, type, factors } of counts) {
+    const text = count(Number(factors), FACTOR_NOUNS[type] ?? type);
+    const before = described.get(admin_id);
+    described.set(admin_id, before === undefined ? text : `${before}, ${text}`);
+  }
+  return described;
 }
 
 export function registerAdminCommands(program: Command): void {
@@ -76,11 +90,13 @@ export function registerAdminCommands(program: Command): void {
     .action((options: { school?: string; json?: boolean }) =>
       withServices(async ({ db }) => {
         const schoolKey = options.school === undefined ? undefined : (await requireSchool(db, options.school)).key;
+        const factors = describeFactorsByAdmin(await countConfirmedFactors(db));
         const rows = (await listAdmins(db, schoolKey)).map((row) => ({
           school_id: row.school_id,
           username: row.username,
           id: row.id,
           status: row.disabled_at === null ? 'enabled' : 'disabled',
+          second_factor: factors.get(row.id) ?? 'none',
           created_at: isoSeconds(row.created_at),
           password_changed_at: isoSeconds(row.password_changed_at),
         }));

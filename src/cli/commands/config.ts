@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { loadConfig, loadDotEnv, type Config } from '../../config/config.js';
+import { describeSettings, type SettingValue } from '../../config/settings-view.js';
 import { say } from '../run.js';
 
 /**
@@ -25,15 +26,16 @@ export function maskDatabaseUrl(url: string | undefined): string | null {
   }
 }
 
-export function describeConfig(config: Config): Record<string, unknown> {
-  return { ...config, databaseUrl: maskDatabaseUrl(config.databaseUrl) };
+/** What `config check` prints: each applying setting under its variable's name, secrets masked. */
+export function describeConfig(config: Config): Record<string, SettingValue> {
+  return describeSettings(config, maskDatabaseUrl(config.databaseUrl));
 }
 
 export function registerConfigCommands(program: Command): void {
   const config = program.command('config').description('inspect the configuration');
   config
     .command('check')
-    .description('validate the environment (and .env) and print the effective configuration, secrets masked')
+    .description('validate the environment (and .env) and print the settings that apply, by variable name, secrets masked')
     .action(() => {
       loadDotEnv();
       say(JSON.stringify(describeConfig(loadConfig()), null, 2));

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { canonicalKey } from '../../auth/accounts/identity.js';
 import { listEvents } from '../../db/queries/events.js';
 import { UsageError } from '../../errors.js';
+import { describeEvent } from '../event-text.js';
 import { printRows } from '../output.js';
 import { withServices } from '../run.js';
 
@@ -17,17 +18,31 @@ export function registerEventCommands(program: Command): void {
       if (!(limit >= 1 && limit <= 100_000)) throw new UsageError('--limit takes a whole number from 1 to 100000');
       return withServices(async ({ db }) => {
         const schoolId = options.school === undefined ? undefined : canonicalKey(options.school);
-        const rows = (await listEvents(db, { schoolId, limit })).map((event) => ({
+        const events = await listEvents(db, { schoolId, limit });
+        if (options.json === true) {
+          const rows = events.map((event) => ({
+            at: new Date(event.at).toISOString(),
+            type: event.type,
+            school_id: event.school_id,
+            username: event.username,
+            ip: event.ip,
+            user_agent: event.user_agent,
+            detail: event.detail,
+            session: event.session_id,
+          }));
+          printRows(rows, true, 'no events');
+          return;
+        }
+        // For people: what happened in words, and who or what did it (IP and user agent in one cell).
+        const rows = events.map((event) => ({
           at: new Date(event.at).toISOString(),
-          type: event.type,
           school_id: event.school_id,
           username: event.username,
-          ip: event.ip,
-          user_agent: event.user_agent,
-          detail: event.detail,
+          event: describeEvent(event.type, event.detail),
+          by: [event.ip, event.user_agent].filter((part) => part !== null).join(' ') || null,
           session: event.session_id,
         }));
-        printRows(rows, options.json === true, 'no events');
+        printRows(rows, false, 'no events');
       }, 'none');
     });
 }

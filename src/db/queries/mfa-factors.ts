@@ -60,3 +60,15 @@ export async function deleteAllFactors(db: Db, adminId: string): Promise<number>
   const result = await db.deleteFrom('mfa_factors').where('admin_id', '=', adminId).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** Confirmed factors per admin and type (for `admin list`): an enrollment in progress is not one. */
+export function countConfirmedFactors(db: Db): Promise<{ admin_id: string; type: string; factors: number }[]> {
+  return db
+    .selectFrom('mfa_factors')
+    .select(['admin_id', 'type', (eb) => eb.fn.countAll<number>().as('factors')])
+    .where('confirmed_at', 'is not', null)
+    .groupBy(['admin_id', 'type'])
+    .orderBy('admin_id')
+    .orderBy('type')
+    .execute();
+}

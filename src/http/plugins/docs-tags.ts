@@ -10,30 +10,31 @@ export const TAG = {
   operations: 'operations',
 } as const;
 
+/** What each group is for, said as the people who build the admin pages and services would ask it. */
 export const OPENAPI_TAGS = [
   {
     name: TAG.signIn,
     description:
-      'Sign in with a school id, a username and a password; exchange the refresh token for new access tokens; sign out. ' +
-      'The two operations of the original contract are here.',
+      'Let an administrator sign in with their school, username and password; keep them signed in with the refresh token; sign them out.',
   },
   {
     name: TAG.sessions,
     description:
-      'What a bearer access token stands for, checked against its session; your own sessions and password (Authorize with the access token).',
+      'Who is signed in with this access token; the devices an administrator is signed in on, and ending them; changing their own password. ' +
+      'Use "Authorize" with an access token first.',
   },
   {
     name: TAG.mfa,
     description:
-      'Second factors of administrators: answer the 403 of a login with a TOTP or recovery code; enroll, list and remove factors; ' +
-      'renew recovery codes. Once an admin has a factor, changing factors needs an access token signed in with one (acr aal2).',
+      'A second step after the password: a code from an authenticator app, a passkey or a recovery code. ' +
+      'Add or remove an app or a passkey and get new recovery codes; once an administrator has one, these changes need a sign-in that used it.',
   },
   {
     name: TAG.keys,
-    description: 'The public keys that verify access tokens, and the sessions whose tokens must be refused, for the platform’s other services.',
+    description: 'For your other services: the public keys that check access tokens, and the sessions that were ended, whose tokens to refuse.',
   },
   {
     name: TAG.operations,
-    description: 'Liveness and readiness for load balancers. Metrics are served on the management listener (MANAGEMENT_PORT), not here.',
+    description: 'For load balancers and monitoring: is the service up, and ready to answer. Metrics are on the management port (MANAGEMENT_PORT), not here.',
   },
 ];

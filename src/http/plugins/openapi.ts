@@ -5,6 +5,25 @@ import { DOCS_FAVICON_SVG, DOCS_LOGO_SVG, PACKAGE_VERSION } from './docs-brandin
 import { OPENAPI_TAGS } from './docs-tags.js';
 
 /**
+ * The docs page's policy: everything from the service itself. Swagger UI's standalone layout
+ * renders its own small logo (which ours then replaces) with a <style> element; its hash is
+ * allowed so the console shows no violation. A new Swagger UI version may change that element:
+ * test/ops/docs-browser.test.ts fails on any violation.
+ */
+const SWAGGER_LOGO_STYLE = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='";
+const DOCS_CSP = {
+  'default-src': "'self'",
+  'base-uri': "'self'",
+  'font-src': "'self' data:",
+  'frame-ancestors': "'self'",
+  'img-src': "'self' data:",
+  'object-src': "'none'",
+  'script-src': "'self'",
+  'script-src-attr': "'none'",
+  'style-src': `'self' ${SWAGGER_LOGO_STYLE}`,
+};
+
+/**
  * The OpenAPI 3.1 document is generated from the route schemas, so it cannot drift from what the
  * routes validate and answer. Must be registered before the routes.
  */
@@ -30,8 +49,9 @@ export async function registerOpenApi(app: FastifyInstance, options: { docs: boo
   // Served from the package's own copy of Swagger UI: no CDN, so it works on closed networks.
   await app.register(swaggerUi, {
     routePrefix: '/docs',
-    uiConfig: { docExpansion: 'list', deepLinking: false, tryItOutEnabled: true },
-    staticCSP: true,
+    // `urls` rather than the plugin's own /docs/json: the page links to the document we publish.
+    uiConfig: { docExpansion: 'list', deepLinking: false, tryItOutEnabled: true, urls: [{ url: '/openapi.json', name: 'school-auth' }] },
+    staticCSP: DOCS_CSP,
     logo: { type: 'image/svg+xml', content: DOCS_LOGO_SVG },
     theme: {
       title: 'school-auth API',

@@ -9,6 +9,7 @@ import { noStore, requestContext } from '../../request-context.js';
 import { ErrorBodies, bodyErrors } from '../schemas.js';
 import { loginBody } from '../login-answer.js';
 import { bearerToken } from '../me.js';
+import { totpQrSvg } from './totp-qr.js';
 
 const bearerErrors = { 401: MfaErrorBodies.stepUp, 503: ErrorBodies.unavailable };
 
@@ -27,7 +28,12 @@ export function registerMfaEnrollRoutes(app: FastifyInstance, deps: AppContext):
     async (request, reply) => {
       const principal = await authenticateMfaPrincipal(deps, bearerToken(request.headers.authorization));
       const enrollment = await startTotpEnrollment(deps, principal, requestContext(request));
-      return noStore(reply).send({ factor_id: enrollment.factorId, secret: enrollment.secret, otpauth_uri: enrollment.otpauthUri });
+      return noStore(reply).send({
+        factor_id: enrollment.factorId,
+        secret: enrollment.secret,
+        otpauth_uri: enrollment.otpauthUri,
+        qr_svg: await totpQrSvg(enrollment.otpauthUri),
+      });
     },
   );
 

@@ -42,6 +42,7 @@ export const TotpEnrollment = Type.Object(
     factor_id: Type.String(),
     secret: Type.String({ description: 'Base32 secret, shown this once' }),
     otpauth_uri: Type.String({ description: 'otpauth://totp/... for a QR code' }),
+    qr_svg: Type.String({ description: 'The QR code of otpauth_uri as an SVG document, to show to the admin as it is (it holds the secret too)' }),
   },
   { description: 'An unconfirmed TOTP factor; confirm it with a first code' },
 );
