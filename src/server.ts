@@ -7,6 +7,7 @@ import { createLogger, type Logger } from './runtime/logger.js';
 import { closeServices, openServices } from './services.js';
 import { exitOnSignals } from './runtime/shutdown.js';
 import { connect } from './db/connect.js';
+import { startSealer } from './auth/audit/sealer-loop.js';
 
 interface Listener {
   readonly host: string;
@@ -35,8 +36,8 @@ async function listen(app: FastifyInstance, listener: Listener): Promise<void> {
 
 /**
  * Starts the service: open and migrate the database, build the public app and the management
- * app, listen on both. SIGTERM and SIGINT stop accepting, let in-flight requests finish (bounded
- * by SHUTDOWN_TIMEOUT), close the database and exit 0 (see exitOnSignals).
+ * app, start the audit sealer, listen on both. SIGTERM and SIGINT stop accepting, let in-flight
+ * requests finish (bounded by SHUTDOWN_TIMEOUT), stop the sealer after its batch, close the database and exit 0 (see exitOnSignals).
  */
 export async function serve(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<FastifyInstance> {
   const database = connect(config, {
@@ -45,8 +46,10 @@ export async function serve(config: Config, logger: Logger = createLogger(config
   const services = await openServices(config, { database, logger });
   const app = await buildApp(services);
   const management = config.management === undefined ? undefined : await buildManagementApp(services, app);
+  const sealer = startSealer(services, config.auditSealInterval);
   const close = async () => {
     await Promise.all([app.close(), management?.close()]);
+    await sealer.stop();
     await closeServices(services);
   };
   try {

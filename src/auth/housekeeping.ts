@@ -1,19 +1,19 @@
 import { nowSeconds } from '../runtime/clock.js';
 import {
   deleteEndedSessions,
-  deleteEventsBefore,
   deleteStaleClientIps,
   deleteStaleCounters,
 } from '../db/queries/housekeeping.js';
 import type { AppContext } from './context.js';
 import { deleteChallenges } from '../db/queries/mfa-challenges.js';
+import { pruneAuditTrail } from './audit/prune-trail.js';
 
 const DAY = 86_400;
 
 export interface PruneOptions {
   /** Ended sessions are kept this long for `sessions list`, then deleted. */
   readonly sessionDays: number;
-  /** Audit events older than this are deleted; undefined keeps them all. */
+  /** Audit events older than this are deleted, up to a checkpoint (see pruneAuditTrail); undefined keeps them all. */
   readonly eventDays?: number;
 }
 
@@ -27,7 +27,7 @@ export async function prune(deps: Pick<AppContext, 'db' | 'clock' | 'config'>, o
     sessions: await deleteEndedSessions(deps.db, now - options.sessionDays * DAY, deps.config.refreshIdleTimeout),
     counters: await deleteStaleCounters(deps.db, now - counterHorizon, throttle.lockoutFailures),
     clientIps: await deleteStaleClientIps(deps.db, now - throttle.knownIpDays * DAY),
-    events: options.eventDays === undefined ? 0 : await deleteEventsBefore(deps.db, (now - options.eventDays * DAY) * 1000),
+    events: options.eventDays === undefined ? 0 : await pruneAuditTrail(deps, (now - options.eventDays * DAY) * 1000),
     // An expired mfa_token can never be answered: nothing needs its row.
     mfaChallenges: await deleteChallenges(deps.db, { expiredBefore: now }),
   };
