@@ -39,12 +39,16 @@ export async function verifyChain(db: Db): Promise<ChainReport> {
   let expected = sealer.pruned_through + 1;
   let lastId = Number.NEGATIVE_INFINITY;
   for (let page = await sealedEventsPage(db, { afterSeq: 0 }, PAGE); page.length > 0; page = await sealedEventsPage(db, { afterSeq: expected - 1 }, PAGE)) {
-    for (const event of page) {
+    for (const [index, event] of page.entries()) {
       const seq = event.seq ?? 0;
       if (seq < expected) throw new AuditProblem(`${named(event)} lies before checkpoint seq ${sealer.pruned_through}, where prune cut the chain: inserted`);
       if (seq > expected) throw new AuditProblem(`event seq ${expected} was deleted (the chain jumps to seq ${seq})`);
       if (event.id < lastId) throw new AuditProblem(`${named(event)} was reordered: it was written before the event sealed ahead of it`);
-      if (chainHash(previousHash, sealedView(event, seq)) !== event.hash) throw new AuditProblem(`${named(event)} was edited: it no longer matches its hash`);
+      if (chainHash(previousHash, sealedView(event, seq)) !== event.hash) {
+        const next = page[index + 1];
+        if (next !== undefined && next.id < event.id) throw new AuditProblem(`${named(event)} was reordered: it was written after the event sealed next`);
+        throw new AuditProblem(`${named(event)} was edited: it no longer matches its hash`);
+      }
       if (event.at < checkpoints.coversBefore) {
         throw new AuditProblem(`${named(event)} was inserted afterwards: checkpoint seq ${checkpoints.lastSeq} promised every event before ${when(checkpoints.coversBefore)} sealed already`);
       }
