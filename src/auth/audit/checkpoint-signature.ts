@@ -29,11 +29,16 @@ export interface SignedCheckpoint {
  * Taken before a batch's transaction: loading keys queries the database, which on SQLite's single
  * connection would wait for that very transaction.
  */
-export async function checkpointSigner(keys: SigningKeys): Promise<(claims: CheckpointClaims) => Promise<SignedCheckpoint>> {
+export async function checkpointSigner(keys: SigningKeys): Promise<CheckpointSigner> {
   const current = await keys.signer();
   const signer = createJwsSigner(current.kid, current.alg, current.privateKey, CHECKPOINT_TYPE);
   const jwk = (await keys.jwks()).keys.find((key) => key.kid === current.kid);
-  return async (claims) => ({ kid: current.kid, jws: await signJwt(signer, { ...claims }), jwk });
+  return { kid: current.kid, sign: async (claims) => ({ kid: current.kid, jws: await signJwt(signer, { ...claims }), jwk }) };
+}
+
+export interface CheckpointSigner {
+  readonly kid: string;
+  sign(claims: CheckpointClaims): Promise<SignedCheckpoint>;
 }
 
 export type SignatureCheck =

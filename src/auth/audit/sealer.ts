@@ -1,4 +1,5 @@
 import { inTransaction } from '../../db/database.js';
+import { publicKeyByKid } from '../../db/queries/audit-reading.js';
 import {
   advanceSealer,
   claimSealer,
@@ -36,10 +37,13 @@ export interface SealOptions {
  * (other instances) take turns; each continues from the head the previous one committed.
  */
 export async function sealBatch(context: Pick<AppContext, 'db' | 'clock' | 'keys'>, options: SealOptions = {}): Promise<SealedCheckpoint | undefined> {
-  const sign = await checkpointSigner(context.keys);
+  const signer = await checkpointSigner(context.keys);
   return inTransaction(context.db, async (trx) => {
     const now = context.clock.now();
     const head = await claimSealer(trx, now);
+    // An instance's key cache may still hold a key withdrawn meanwhile (for KEY_CACHE_SECONDS):
+    // it waits for the new key, so no checkpoint is signed with a key already withdrawn.
+    if ((await publicKeyByKid(trx, signer.kid))?.revoked_at !== null) return undefined;
     const events = await unsealedEvents(trx, options.limit ?? SEAL_BATCH_SIZE);
     if (events.length === 0) return undefined;
     let { seq, hash } = head;
@@ -57,7 +61,7 @@ export async function sealBatch(context: Pick<AppContext, 'db' | 'clock' | 'keys
       covers_before: Math.min(now - WRITE_SETTLE_MS, stillUnsealed ?? Number.POSITIVE_INFINITY),
       previous: head.checkpoint_seq,
     };
-    const signed = await sign(claims);
+    const signed = await signer.sign(claims);
     await insertCheckpoint(trx, { ...claims, kid: signed.kid, jws: signed.jws });
     await advanceSealer(trx, { seq, hash, checkpointSeq: seq });
     return { ...claims, ...signed, events: events.length };
