@@ -19,8 +19,9 @@ export function parseBound(value: string, option: string): EventBound {
     if (seq < 1) throw new UsageError(`${option} takes a sequence number from 1, or an ISO 8601 time`);
     return { seq };
   }
-  if (!ISO_TIME.test(value)) throw new UsageError(`${option} takes a sequence number or an ISO 8601 time such as 2026-01-05T08:00:00Z, not ${JSON.stringify(value)}`);
-  return { at: parseInstant(value, option) };
+  const at = ISO_TIME.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(at)) throw new UsageError(`${option} takes a sequence number or an ISO 8601 time such as 2026-01-05T08:00:00Z, not ${JSON.stringify(value)}`);
+  return { at };
 }
 
 /** `--since` (inclusive) and `--until` (exclusive for a time, inclusive for a seq) as a range of sealed events. */

@@ -25,7 +25,9 @@ import { say } from './run.js';
 const program = new Command('school-auth')
   .description('Authentication service for school administrators')
   .exitOverride()
-  .showHelpAfterError(false);
+  .showHelpAfterError(false)
+  // A command's options are its own: `events --since` (the listing) and `events export --since`.
+  .enablePositionalOptions();
 
 program
   .command('serve')

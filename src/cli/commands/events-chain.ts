@@ -18,6 +18,8 @@ async function writeLines(lines: AsyncIterable<string>): Promise<void> {
 
 /** `events verify`, `events export`, `events follow`: the sealed chain (docs/audit-trail.md). */
 export function registerEventChainCommands(events: Command): void {
+  // The listing's --since/--until are its own: `events export --since` is export's (main.ts enables this on the program too).
+  events.enablePositionalOptions();
   events
     .command('verify')
     .description('check the sealed chain and its signed checkpoints; exit 1 naming the first thing tampered with')
