@@ -42,6 +42,13 @@ describe.each(TEST_DIALECTS)('the audit sealer on %s', (dialect) => {
     expect(await verifyTrail(db)).toEqual({ ok: true, report: { events: 5, checkpoints: 3, withdrawnLater: 0, prunedThrough: 0, shipped: undefined } });
   });
 
+  it('verify passes before anything is sealed', async () => {
+    const t = await open();
+    expect(await verifyTrail(t.services.db)).toEqual({ ok: true, report: { events: 0, checkpoints: 0, withdrawnLater: 0, prunedThrough: 0, shipped: undefined } });
+    await recordEvents(t.services, 2, (s) => t.clock.advance(s));
+    expect(await verifyTrail(t.services.db)).toMatchObject({ ok: true, report: { events: 0, checkpoints: 0 } });
+  });
+
   it('promises completeness only up to the settle margin, or the oldest event left unsealed', async () => {
     const t = await open();
     await recordEvents(t.services, 3, (s) => t.clock.advance(s));

@@ -66,7 +66,7 @@ export async function verifyChain(db: Db): Promise<ChainReport> {
   if (dangling !== undefined) throw new AuditProblem(`events seq ${lastSealed + 1} to ${dangling.seq} were deleted: checkpoint seq ${dangling.seq} covers them`);
   if (sealer.seq > lastSealed) throw new AuditProblem(`events seq ${lastSealed + 1} to ${sealer.seq} were deleted with their checkpoints: the chain's head is at seq ${sealer.seq}`);
   if (lastSealed > checkpoints.lastSeq) throw new AuditProblem(`event seq ${checkpoints.lastSeq + 1} was inserted: sealed events end at seq ${lastSealed}, the last checkpoint at seq ${checkpoints.lastSeq}`);
-  const late = await firstUnsealedBefore(db, checkpoints.coversBefore);
+  const late = checkpoints.checked === 0 ? undefined : await firstUnsealedBefore(db, checkpoints.coversBefore);
   if (late !== undefined) {
     throw new AuditProblem(`event id ${late.id} (${late.type} at ${when(late.at)}) was inserted afterwards: checkpoint seq ${checkpoints.lastSeq} promised every event before ${when(checkpoints.coversBefore)} sealed already`);
   }
