@@ -4,6 +4,7 @@ import { GENESIS_HASH, chainHash, sealedView } from '../../src/auth/audit/canoni
 import { CHECKPOINT_TYPE } from '../../src/auth/audit/checkpoint-signature.js';
 import { WRITE_SETTLE_MS, sealBatch } from '../../src/auth/audit/sealer.js';
 import { verifyTrail } from '../../src/auth/audit/verify-trail.js';
+import { CLI_CONTEXT, recordEvent } from '../../src/auth/audit/events.js';
 import { useTestApps } from '../helpers/app.js';
 import { recordEvents, sealAll } from '../helpers/audit.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
@@ -86,5 +87,20 @@ describe.each(TEST_DIALECTS)('the audit sealer on %s', (dialect) => {
     const seqs = (await t.services.db.selectFrom('events').select('seq').orderBy('seq').execute()).map((e) => e.seq);
     expect(seqs).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
     expect((await verifyTrail(t.services.db)).ok).toBe(true);
+  });
+
+  it.runIf(dialect === 'postgres')('an event that commits after a later one is sealed after it, and verifies', async () => {
+    const t = await open();
+    const { db } = t.services;
+    await db.transaction().execute(async (trx) => {
+      await recordEvent(trx, t.clock, CLI_CONTEXT, { type: 'keys.rotated', detail: 'slow transaction' });
+      await recordEvent(db, t.clock, CLI_CONTEXT, { type: 'admin.created', detail: 'quick' });
+      await sealAll(t.services);
+    });
+    await sealAll(t.services);
+    const events = await db.selectFrom('events').select(['id', 'seq', 'detail']).orderBy('seq').execute();
+    expect(events.map((e) => e.detail)).toEqual(['quick', 'slow transaction']);
+    expect((events[0]?.id ?? 0) > (events[1]?.id ?? 0)).toBe(true);
+    expect(await verifyTrail(db)).toMatchObject({ ok: true, report: { events: 2, checkpoints: 2 } });
   });
 });
