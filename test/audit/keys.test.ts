@@ -1,4 +1,7 @@
+import { createPrivateKey, type JsonWebKey } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { CHECKPOINT_TYPE } from '../../src/auth/audit/checkpoint-signature.js';
+import { createJwsSigner, signJwt } from '../../src/auth/keys/jws.js';
 import { revokeSigningKey } from '../../src/auth/keys/key-revocation.js';
 import { createSigningKey } from '../../src/auth/keys/signing-keys.js';
 import { sealBatch } from '../../src/auth/audit/sealer.js';
@@ -44,5 +47,14 @@ describe.each(TEST_DIALECTS)('checkpoints and the signing keys on %s', (dialect)
     const kids = (await db.selectFrom('audit_checkpoints').select('kid').orderBy('seq').execute()).map((row) => row.kid);
     expect(kids[1]).not.toBe(leaked);
     expect(await verifyTrail(db)).toMatchObject({ ok: true, report: { events: 3, checkpoints: 2, withdrawnLater: 1 } });
+
+    // Whoever leaked the key re-signs the newest checkpoint with it: made after the withdrawal, refused.
+    const row = await db.selectFrom('audit_checkpoints').selectAll().where('seq', '=', 3).executeTakeFirstOrThrow();
+    const stored = await db.selectFrom('signing_keys').selectAll().where('kid', '=', leaked).executeTakeFirstOrThrow();
+    const privateKey = createPrivateKey({ key: JSON.parse(stored.private_jwk) as JsonWebKey, format: 'jwk' });
+    const claims = { seq: row.seq, hash: row.hash, sealed_at: row.sealed_at, covers_before: row.covers_before, previous: row.previous };
+    const jws = await signJwt(createJwsSigner(leaked, stored.alg, privateKey, CHECKPOINT_TYPE), claims);
+    await db.updateTable('audit_checkpoints').set({ kid: leaked, jws }).where('seq', '=', 3).execute();
+    expect(await verifyTrail(db)).toEqual({ ok: false, problem: `checkpoint seq 3: it is signed with key ${leaked}, withdrawn before the checkpoint's time` });
   });
 });

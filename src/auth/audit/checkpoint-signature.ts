@@ -64,7 +64,8 @@ export async function checkCheckpointSignature(db: Db, jws: string, kid: string)
   } catch {
     return { valid: false, problem: `its signature does not verify with key ${kid}` };
   }
-  if (stored.revoked_at !== null && stored.revoked_at * 1000 <= claims.sealed_at) {
+  // revoked_at is in whole seconds: a checkpoint made within the revocation's second counts as before it.
+  if (stored.revoked_at !== null && (stored.revoked_at + 1) * 1000 <= claims.sealed_at) {
     return { valid: false, problem: `it is signed with key ${kid}, withdrawn before the checkpoint's time` };
   }
   return { valid: true, claims, withdrawnLater: stored.revoked_at !== null };
