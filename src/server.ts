@@ -9,6 +9,7 @@ import { exitOnSignals } from './runtime/shutdown.js';
 import { connect } from './db/connect.js';
 import { describeDatabase } from './db/database-target.js';
 import { PACKAGE_VERSION } from './http/plugins/docs-branding.js';
+import { startSealer } from './auth/audit/sealer-loop.js';
 
 interface Listener {
   readonly host: string;
@@ -37,8 +38,8 @@ async function listen(app: FastifyInstance, listener: Listener): Promise<void> {
 
 /**
  * Starts the service: open and migrate the database, build the public app and the management
- * app, listen on both. SIGTERM and SIGINT stop accepting, let in-flight requests finish (bounded
- * by SHUTDOWN_TIMEOUT), close the database and exit 0 (see exitOnSignals).
+ * app, start the audit sealer, listen on both. SIGTERM and SIGINT stop accepting, let in-flight
+ * requests finish (bounded by SHUTDOWN_TIMEOUT), stop the sealer after its batch, close the database and exit 0 (see exitOnSignals).
  */
 export async function serve(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<FastifyInstance> {
   const database = connect(config, {
@@ -47,8 +48,10 @@ export async function serve(config: Config, logger: Logger = createLogger(config
   const services = await openServices(config, { database, logger });
   const app = await buildApp(services);
   const management = config.management === undefined ? undefined : await buildManagementApp(services, app);
+  const sealer = startSealer(services, config.auditSealInterval);
   const close = async () => {
     await Promise.all([app.close(), management?.close()]);
+    await sealer.stop();
     await closeServices(services);
   };
   try {

@@ -1,7 +1,6 @@
 import { nowSeconds } from '../runtime/clock.js';
 import {
   deleteEndedSessions,
-  deleteEventsBefore,
   deleteStaleClientIps,
   deleteStaleCounters,
 } from '../db/queries/housekeeping.js';
@@ -10,13 +9,14 @@ import { deleteChallenges } from '../db/queries/mfa-challenges.js';
 import { feedWindowSeconds } from './sessions/revocation-feed.js';
 import { deleteStaleMfaThrottle } from '../db/queries/mfa-throttle.js';
 import { MFA_THROTTLE, NEW_ADDRESSES } from './mfa/second-factor-throttle.js';
+import { pruneAuditTrail } from './audit/prune-trail.js';
 
 const DAY = 86_400;
 
 export interface PruneOptions {
   /** Ended sessions are kept this long for `sessions list`, then deleted. */
   readonly sessionDays: number;
-  /** Audit events older than this are deleted; undefined keeps them all. */
+  /** Audit events older than this are deleted, up to a checkpoint (see pruneAuditTrail); undefined keeps them all. */
   readonly eventDays?: number;
 }
 
@@ -38,7 +38,7 @@ export async function prune(deps: Pick<AppContext, 'db' | 'clock' | 'config'>, o
     sessionsKeptWithin: clamped ? feedWindow : undefined,
     counters: await deleteStaleCounters(deps.db, now - counterHorizon, throttle.lockoutFailures),
     clientIps: await deleteStaleClientIps(deps.db, now - throttle.knownIpDays * DAY),
-    events: options.eventDays === undefined ? 0 : await deleteEventsBefore(deps.db, (now - options.eventDays * DAY) * 1000),
+    events: options.eventDays === undefined ? 0 : await pruneAuditTrail(deps, (now - options.eventDays * DAY) * 1000),
     // An expired mfa_token can never be answered: nothing needs its row.
     mfaChallenges: await deleteChallenges(deps.db, { expiredBefore: now }),
     // Each address a second factor was tried from has a row, written only by holders of the

@@ -32,7 +32,9 @@ const program = new OperatorCommand('school-auth')
   // The program's own options (--version) only before the command: `keys revoke -V...` names a kid.
   .enablePositionalOptions()
   .exitOverride()
-  .showHelpAfterError(false);
+  .showHelpAfterError(false)
+  // A command's options are its own: `events --since` (the listing) and `events export --since`.
+  .enablePositionalOptions();
 
 program
   .command('serve')

@@ -42,6 +42,8 @@ export interface Config {
   readonly trustProxy: readonly string[];
   readonly logLevel: string;
   readonly shutdownTimeout: number;
+  /** Seconds between the audit sealer's rounds (AUDIT_SEAL_INTERVAL). */
+  readonly auditSealInterval: number;
   readonly metricsEnabled: boolean;
   /** The management listener (/metrics, /healthz, /readyz); undefined with MANAGEMENT_PORT=off. */
   readonly management: { readonly host: string; readonly port: number } | undefined;
@@ -246,6 +248,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: read.proxies('TRUST_PROXY'),
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     shutdownTimeout: read.int('SHUTDOWN_TIMEOUT', 10, 0, 600),
+    auditSealInterval: read.int('AUDIT_SEAL_INTERVAL', 5, 1, 3600),
     metricsEnabled: read.bool('METRICS_ENABLED', true),
     management: readManagement(read, port),
     docsEnabled: read.bool('DOCS_ENABLED', true),

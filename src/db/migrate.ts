@@ -11,6 +11,7 @@ import { secondFactor } from './migrations/008-second-factor.js';
 import { webauthn } from './migrations/009-webauthn.js';
 import { revocationSequence } from './migrations/010-revocation-sequence.js';
 import { secondFactorHardening } from './migrations/011-second-factor-hardening.js';
+import { auditChain } from './migrations/012-audit-chain.js';
 
 /** Every migration, in order. Names are permanent once released. */
 const migrations: Record<string, Migration> = {
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '009-webauthn': webauthn,
   '010-revocation-sequence': revocationSequence,
   '011-second-factor-hardening': secondFactorHardening,
+  '012-audit-chain': auditChain,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

@@ -32,7 +32,8 @@ export type EventType =
   | 'mfa.removed'
   | 'mfa.recovery_codes_renewed'
   | 'mfa.reset'
-  | 'school.mfa_policy';
+  | 'school.mfa_policy'
+  | 'events.pruned';
 
 /** Who did it and from where: the request context of an audited action. */
 export interface RequestContext {

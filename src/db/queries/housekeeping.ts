@@ -34,8 +34,3 @@ export async function deleteStaleClientIps(db: Db, cutoff: number): Promise<numb
   const result = await db.deleteFrom('known_client_ips').where('last_success_at', '<', cutoff).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
-
-export async function deleteEventsBefore(db: Db, cutoffMs: number): Promise<number> {
-  const result = await db.deleteFrom('events').where('at', '<', cutoffMs).executeTakeFirst();
-  return Number(result.numDeletedRows);
-}

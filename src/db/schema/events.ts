@@ -1,6 +1,9 @@
 import type { Generated } from 'kysely';
 
-/** The audit trail. `at` is in epoch milliseconds; `detail` holds the internal reason. */
+/**
+ * The audit trail. `at` is in epoch milliseconds; `detail` holds the internal reason. `seq` and
+ * `hash` are null until the sealer chains the event (see auth/audit/sealer.ts).
+ */
 export interface EventsTable {
   id: Generated<number>;
   at: number;
@@ -12,4 +15,6 @@ export interface EventsTable {
   ip: string | null;
   user_agent: string | null;
   detail: string | null;
+  seq: Generated<number | null>;
+  hash: Generated<string | null>;
 }

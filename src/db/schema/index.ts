@@ -1,4 +1,6 @@
 import type { AdminsTable } from './admins.js';
+import type { AuditCheckpointsTable } from './audit-checkpoints.js';
+import type { AuditSealerTable } from './audit-sealer.js';
 import type { EventsTable } from './events.js';
 import type { KnownClientIpsTable } from './known-client-ips.js';
 import type { MfaChallengesTable } from './mfa-challenges.js';
@@ -28,4 +30,6 @@ export interface DatabaseSchema {
   mfa_throttle: MfaThrottleTable;
   webauthn_registrations: WebauthnRegistrationsTable;
   revocation_sequence: RevocationSequenceTable;
+  audit_checkpoints: AuditCheckpointsTable;
+  audit_sealer: AuditSealerTable;
 }

@@ -1,0 +1,44 @@
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Db } from '../../db/database.js';
+import { checkpointAt } from '../../db/queries/audit-reading.js';
+import { AuditProblem } from './audit-problem.js';
+
+interface ShippedCheckpoint {
+  readonly seq: number;
+  readonly hash: string;
+  readonly jws: string;
+}
+
+function shippedCheckpoint(line: string): ShippedCheckpoint | undefined {
+  if (!line.includes('"audit_checkpoint"')) return undefined;
+  try {
+    const checkpoint = (JSON.parse(line) as { audit_checkpoint?: Partial<ShippedCheckpoint> }).audit_checkpoint;
+    if (typeof checkpoint?.seq !== 'number' || typeof checkpoint.hash !== 'string' || typeof checkpoint.jws !== 'string') return undefined;
+    return checkpoint as ShippedCheckpoint;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Compares the checkpoints kept elsewhere (the `audit checkpoint` log lines in `file`, other lines
+ * ignored) with the database's, after verifyChain has checked those: each shipped checkpoint must
+ * be stored, identical. One that is missing or differs means history was cut or rewritten and
+ * re-signed, which the database alone cannot show. Returns how many were compared.
+ */
+export async function verifyAgainst(db: Db, file: string): Promise<number> {
+  let compared = 0;
+  const lines = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
+  for await (const line of lines) {
+    const shipped = shippedCheckpoint(line);
+    if (shipped === undefined) continue;
+    const stored = await checkpointAt(db, shipped.seq);
+    if (stored === undefined) throw new AuditProblem(`checkpoint seq ${shipped.seq} in ${file} is missing from the database: the events it covers were cut`);
+    if (stored.hash !== shipped.hash || stored.jws !== shipped.jws) {
+      throw new AuditProblem(`checkpoint seq ${shipped.seq} differs from the copy in ${file}: the chain up to it was rewritten and signed again`);
+    }
+    compared += 1;
+  }
+  return compared;
+}
