@@ -9,6 +9,7 @@ import { throttleRefusals } from './migrations/006-throttle-refusals.js';
 import { sessionRevocationIndex } from './migrations/007-session-revocation-index.js';
 import { secondFactor } from './migrations/008-second-factor.js';
 import { webauthn } from './migrations/009-webauthn.js';
+import { singleSignOn } from './migrations/013-single-sign-on.js';
 
 /** Every migration, in order. Names are permanent once released. */
 const migrations: Record<string, Migration> = {
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '007-session-revocation-index': sessionRevocationIndex,
   '008-second-factor': secondFactor,
   '009-webauthn': webauthn,
+  '013-single-sign-on': singleSignOn,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

@@ -30,7 +30,14 @@ export type EventType =
   | 'mfa.removed'
   | 'mfa.recovery_codes_renewed'
   | 'mfa.reset'
-  | 'school.mfa_policy';
+  | 'school.mfa_policy'
+  | 'sso.success'
+  | 'sso.failure'
+  | 'sso.linked'
+  | 'sso.unlinked'
+  | 'sso.logout'
+  | 'sso.configured'
+  | 'sso.removed';
 
 /** Who did it and from where: the request context of an audited action. */
 export interface RequestContext {

@@ -7,8 +7,14 @@ import type { MfaRecoveryCodesTable } from './mfa-recovery-codes.js';
 import type { MfaThrottleTable } from './mfa-throttle.js';
 import type { RefreshTokensTable } from './refresh-tokens.js';
 import type { SchoolsTable } from './schools.js';
+import type { ServerSecretsTable } from './server-secrets.js';
 import type { SessionsTable } from './sessions.js';
 import type { SigningKeysTable } from './signing-keys.js';
+import type { SsoCallbackFailuresTable } from './sso-callback-failures.js';
+import type { SsoLinksTable } from './sso-links.js';
+import type { SsoLoginCodesTable } from './sso-login-codes.js';
+import type { SsoSettingsTable } from './sso-settings.js';
+import type { SsoUsedStatesTable } from './sso-used-states.js';
 import type { ThrottleCountersTable } from './throttle-counters.js';
 import type { WebauthnRegistrationsTable } from './webauthn-registrations.js';
 
@@ -26,4 +32,10 @@ export interface DatabaseSchema {
   mfa_challenges: MfaChallengesTable;
   mfa_throttle: MfaThrottleTable;
   webauthn_registrations: WebauthnRegistrationsTable;
+  sso_settings: SsoSettingsTable;
+  sso_links: SsoLinksTable;
+  sso_used_states: SsoUsedStatesTable;
+  sso_login_codes: SsoLoginCodesTable;
+  server_secrets: ServerSecretsTable;
+  sso_callback_failures: SsoCallbackFailuresTable;
 }

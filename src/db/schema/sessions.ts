@@ -17,4 +17,8 @@ export interface SessionsTable {
   acr: Generated<string>;
   /** RFC 8176 methods, space-separated (`pwd otp mfa`). */
   amr: Generated<string>;
+  /** The IdP identity and IdP session of a session signed in through single sign-on; null otherwise. */
+  sso_issuer: Generated<string | null>;
+  sso_subject: Generated<string | null>;
+  sso_session: Generated<string | null>;
 }
