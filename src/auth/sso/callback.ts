@@ -11,7 +11,7 @@ import { issueLoginCode } from './login-code.js';
 import { idpReportsMfa, type Claims } from './providers.js';
 import { ACCESS_DENIED, UNAVAILABLE, callbackUrl, frontEndRedirect } from './redirects.js';
 import { IdpUnavailableError, forgetDiscovery, relyingParty } from './relying-party.js';
-import { hashState, openState, type SsoState } from './state.js';
+import { STATE_LIFETIME, hashState, openState, type SsoState } from './state.js';
 
 /** Failed callbacks one client IP may cause per window before it gets 429s. */
 export const CALLBACK_FAILURE_LIMIT = 20;
@@ -84,10 +84,19 @@ async function verifiedClaims(deps: AppContext, settings: Parameters<typeof rely
     });
     done();
     const claims = tokens.claims();
-    return claims === undefined ? 'id_token_missing' : claims;
+    if (claims === undefined) return 'id_token_missing';
+    return issuedJustNow(claims.iat, nowSeconds(deps.clock)) ? claims : 'iat';
   } catch (error) {
     return refusalOf(deps, settings.issuer, error);
   }
+}
+
+/**
+ * The ID token was issued for this sign-in: within the state's lifetime before now, and not in
+ * the future beyond a minute of clock skew. openid-client only checks that `iat` is a number.
+ */
+function issuedJustNow(iat: number, now: number): boolean {
+  return iat > now - STATE_LIFETIME && iat <= now + 60;
 }
 
 /** An IdP that cannot be reached, times out or answers 5xx is unavailable; anything else is a refusal. */
