@@ -91,6 +91,15 @@ async function verifiedClaims(deps: AppContext, settings: Parameters<typeof rely
   }
 }
 
+/** A time-out, a network failure or a 5xx: the IdP's trouble, not a verdict on the user. */
+function isIdpFailure(error: unknown): boolean {
+  if (error instanceof Response) return error.status >= 500;
+  if (error instanceof oidc.ResponseBodyError) return error.status >= 500;
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return code === 'OAUTH_TIMEOUT' || ['TimeoutError', 'AbortError'].includes(error.name) || (error instanceof TypeError && /fetch failed/i.test(error.message));
+}
+
 /**
  * The ID token was issued for this sign-in: within the state's lifetime before now, and not in
  * the future beyond a minute of clock skew. openid-client only checks that `iat` is a number.
@@ -102,11 +111,7 @@ function issuedJustNow(iat: number, now: number): boolean {
 /** An IdP that cannot be reached, times out or answers 5xx is unavailable; anything else is a refusal. */
 function refusalOf(deps: AppContext, issuer: string, error: unknown): string {
   if (error instanceof oidc.AuthorizationResponseError) return `idp_error ${error.error}`;
-  const unavailable =
-    error instanceof IdpUnavailableError ||
-    (error instanceof oidc.ResponseBodyError && error.status >= 500) ||
-    (error instanceof Error && ['TimeoutError', 'AbortError'].includes(error.name)) ||
-    (error instanceof TypeError && /fetch failed/i.test(error.message));
+  const unavailable = error instanceof IdpUnavailableError || isIdpFailure(error) || isIdpFailure((error as { cause?: unknown }).cause);
   deps.logger.warn({ issuer, err: { name: (error as Error).name, code: (error as { code?: unknown }).code } }, 'sso: callback refused');
   const code = (error as { code?: unknown }).code;
   if (!unavailable) return `id_token_rejected ${typeof code === 'string' ? code : (error as Error).name}`;
