@@ -26,6 +26,7 @@ export interface SsoApp {
   readonly app: FastifyInstance;
   readonly services: AppContext;
   readonly clock: TestClock;
+  readonly config: AppContext['config'];
   close(): Promise<void>;
 }
 
@@ -43,6 +44,7 @@ export async function openSsoApp(dialect: Dialect, env: Record<string, string> =
     app,
     services,
     clock,
+    config,
     close: async () => {
       await app.close();
       await closeServices(services);
