@@ -18,7 +18,7 @@ async function scrape(world: SsoApp) {
   }
 }
 
-function expectUnavailable(location: string | undefined) {
+function expectUnavailable(location: string | string[] | undefined) {
   const url = new URL(String(location));
   expect(`${url.origin}${url.pathname}`).toBe(FRONT_END);
   expect(url.searchParams.get('error')).toBe('temporarily_unavailable');
@@ -51,7 +51,7 @@ describe.each(TEST_DIALECTS)('an IdP that is down, slow or wrong (%s)', (dialect
     const began = Date.now();
     const answer = await start();
     expect(answer.statusCode).toBe(302);
-    expectUnavailable(answer.headers.location as string);
+    expectUnavailable(answer.headers.location);
     expect(Date.now() - began).toBeLessThan(9000);
     expect(valueOf(await scrape(world), 'school_auth_sso_callbacks_total', { outcome: 'unavailable' })).toBe(1);
   }, 20_000);
@@ -61,7 +61,7 @@ describe.each(TEST_DIALECTS)('an IdP that is down, slow or wrong (%s)', (dialect
     await idp.setMode({ mode });
     const answer = await start();
     expect(answer.statusCode).toBe(302);
-    expectUnavailable(answer.headers.location as string);
+    expectUnavailable(answer.headers.location);
   });
 
   it('start: an IdP nobody listens for', async () => {
@@ -69,14 +69,14 @@ describe.each(TEST_DIALECTS)('an IdP that is down, slow or wrong (%s)', (dialect
     await useIdp(world, { issuer: `http://127.0.0.1:${await freePort()}` } as TestIdp);
     const answer = await start();
     expect(answer.statusCode).toBe(302);
-    expectUnavailable(answer.headers.location as string);
+    expectUnavailable(answer.headers.location);
   });
 
   it.each(['error500', 'hang'] as const)('callback: a token endpoint answering %s', async (mode) => {
     await setUp();
     const callback = await reachCallback(world, 'alice-sub', { beforeCallback: () => idp.setMode({ mode }) });
     expect(callback.response.statusCode).toBe(302);
-    expectUnavailable(callback.response.headers.location as string);
+    expectUnavailable(callback.response.headers.location);
     const failure = await world.services.db.selectFrom('events').select('detail').where('type', '=', 'sso.failure').executeTakeFirstOrThrow();
     expect(failure.detail).toBe('idp_unavailable');
   }, 20_000);
@@ -85,7 +85,7 @@ describe.each(TEST_DIALECTS)('an IdP that is down, slow or wrong (%s)', (dialect
     world = await openSsoApp(dialect, { SSO_ALLOW_HTTP_LOOPBACK: 'off' });
     await useIdp(world, idp);
     const answer = await start();
-    expectUnavailable(answer.headers.location as string);
+    expectUnavailable(answer.headers.location);
   });
 
   it('throttles failed callbacks per client IP', async () => {
