@@ -20,6 +20,7 @@ import { registerKeyCommands } from './commands/keys.js';
 import { registerPruneCommand } from './commands/prune.js';
 import { registerSchoolCommands } from './commands/schools.js';
 import { registerSessionCommands } from './commands/sessions.js';
+import { registerSsoCommands } from './commands/sso.js';
 import { say } from './run.js';
 
 const program = new Command('school-auth')
@@ -52,6 +53,7 @@ program
 registerSchoolCommands(program);
 registerAdminCommands(program);
 registerSessionCommands(program);
+registerSsoCommands(program);
 registerKeyCommands(program);
 registerEventCommands(program);
 registerConfigCommands(program);

@@ -1,4 +1,6 @@
 import type { KeyEncryptionKey } from '../../config/key-encryption-key.js';
+import type { Db } from '../../db/database.js';
+import { listSsoSettings } from '../../db/queries/sso-settings.js';
 import { KeyEncryptionError } from '../keys/key-encryption.js';
 import { isSealed, openSealedText, sealText } from '../keys/sealed-text.js';
 
@@ -25,4 +27,15 @@ export function openClientSecret(stored: string, schoolKey: string, encryption: 
     `the SSO client secret of school ${schoolKey} cannot be decrypted with KEY_ENCRYPTION_KEY_FILE ${encryption.file}: ` +
       'it is not the key file the secret was encrypted with, or the stored secret was altered',
   );
+}
+
+/**
+ * Every school's stored client secret, each checked to open with `encryption`: the server refuses
+ * to start, and `keys encrypt` to change anything, when one does not (as with TOTP secrets), rather
+ * than failing the school's sign-ins long after the mistake.
+ */
+export async function listClientSecretsThatOpen(db: Db, encryption: KeyEncryptionKey | undefined) {
+  const rows = await listSsoSettings(db);
+  for (const row of rows) openClientSecret(row.client_secret, row.school_key, encryption);
+  return rows;
 }
