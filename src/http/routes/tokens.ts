@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../auth/context.js';
 import { login } from '../../auth/sign-in/login.js';
@@ -6,8 +6,7 @@ import { logout } from '../../auth/sessions/logout.js';
 import { exchangeRefreshToken } from '../../auth/sessions/refresh.js';
 import { noStore, requestContext } from '../request-context.js';
 import { TAG } from '../plugins/docs-tags.js';
-import { SecondFactorRequired } from './mfa/schemas.js';
-import { SsoErrorBodies } from './sso/schemas.js';
+import { LoginForbidden } from './sso/schemas.js';
 import { sendLoginAnswer } from './login-answer.js';
 import { ErrorBodies, LoginBody, LoginResponse, RefreshResponse, RefreshTokenBody, bodyErrors } from './schemas.js';
 
@@ -20,7 +19,7 @@ export function registerTokenRoutes(app: FastifyInstance, deps: AppContext): voi
         summary: 'Sign in as a school administrator',
         tags: [TAG.signIn],
         body: LoginBody,
-        response: { 200: LoginResponse, ...bodyErrors({ 401: ErrorBodies.loginRefused, 403: Type.Union([SecondFactorRequired, SsoErrorBodies.passwordOff]), 429: ErrorBodies.throttled }) },
+        response: { 200: LoginResponse, ...bodyErrors({ 401: ErrorBodies.loginRefused, 403: LoginForbidden, 429: ErrorBodies.throttled }) },
       },
     },
     async (request, reply) => {

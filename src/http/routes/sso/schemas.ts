@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { errorBody } from '../schemas.js';
+import { SecondFactorRequired } from '../mfa/schemas.js';
 
 /** Length limits of the code exchange: beyond them a 422 `string_too_long`. */
 export const SSO_LIMITS = { code: 128, code_verifier: 128 } as const;
@@ -51,3 +52,22 @@ export const SsoErrorBodies = {
   invalidCode: errorBody('Login code unknown, expired, used, or code_verifier does not match', 'Invalid or expired sign-in code'),
   passwordOff: errorBody('The school signs in only through its identity provider', 'Password sign-in is turned off for this school'),
 };
+
+/** The login's 403: our second factor is asked for, or the school signs in only through its IdP. */
+export const LoginForbidden = Type.Object(
+  {
+    detail: Type.Union([
+      Type.Literal('Second factor required'),
+      Type.Literal('Second factor enrollment required'),
+      Type.Literal('Password sign-in is turned off for this school'),
+    ]),
+    mfa_token: Type.Optional(SecondFactorRequired.properties.mfa_token),
+    mfa_methods: Type.Optional(SecondFactorRequired.properties.mfa_methods),
+    expires_in: Type.Optional(SecondFactorRequired.properties.expires_in),
+  },
+  {
+    description:
+      'Right password, second factor needed (mfa_token, mfa_methods, expires_in: verify it, or enroll with mfa_methods empty); ' +
+      'or, with the detail alone, password sign-in is off for this school (sso set --password-login off): sign in through its IdP',
+  },
+);
