@@ -74,6 +74,19 @@ server.listen(port, '127.0.0.1', () => {
       ctx.status = 204;
       return;
     }
+    if (ctx.path === '/__test/logout-token' && ctx.method === 'POST') {
+      // What the IdP would POST to a client's backchannel_logout_uri: signed here on request, so a
+      // test can deliver it to an in-process app.
+      const chunks = [];
+      for await (const chunk of ctx.req) chunks.push(chunk);
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      const now = Math.floor(Date.now() / 1000);
+      const claims = { iss: issuer, iat: now, jti: String(Math.random()), events: { 'http://schemas.openid.net/event/backchannel-logout': {} }, ...body.claims };
+      tamper = { alg: body.alg };
+      ctx.body = { logout_token: await retokenize(`x.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.x`, body.secret ?? '') };
+      tamper = undefined;
+      return;
+    }
     if (mode === 'hang') return new Promise(() => undefined);
     if (mode === 'error500') {
       ctx.status = 500;

@@ -54,6 +54,12 @@ export class TestIdp {
     if (response.status !== 204) throw new Error(`setMode answered ${response.status}`);
   }
 
+  /** A logout token signed as the IdP signs them (or with `alg` none / HS256 keyed by `secret`). */
+  async logoutToken(claims: Record<string, unknown>, options: { alg?: 'none' | 'HS256'; secret?: string } = {}): Promise<string> {
+    const response = await fetch(`${this.issuer}/__test/logout-token`, { method: 'POST', body: JSON.stringify({ claims, ...options }) });
+    return (await response.json() as { logout_token: string }).logout_token;
+  }
+
   async close(): Promise<void> {
     if (this.child.exitCode !== null) return;
     const exited = new Promise((resolve) => this.child.once('exit', resolve));

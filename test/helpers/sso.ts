@@ -19,7 +19,7 @@ export const SCHOOL = 'lincoln-high';
 
 /** The IdP client every test school uses. */
 export function idpClient(clientId = 'school-auth', extra: Record<string, unknown> = {}) {
-  return { client_id: clientId, client_secret: `${clientId}-secret`, redirect_uris: [CALLBACK], backchannel_logout_uri: `${PUBLIC_URL}/admin/auth/sso/backchannel-logout`, ...extra };
+  return { client_id: clientId, client_secret: `${clientId}-secret`, redirect_uris: [CALLBACK], backchannel_logout_uri: `${PUBLIC_URL}/admin/auth/sso/backchannel-logout`, backchannel_logout_session_required: true, ...extra };
 }
 
 export interface SsoApp {

@@ -25,7 +25,7 @@ describe('logs of single sign-on', () => {
     const clock = new TestClock(Date.now());
     const services = await openServices(config, { clock, logger, database: await createTestDatabase('sqlite') });
     const app = await buildApp(services);
-    const world: SsoApp = { app, services, clock, config, close: async () => undefined };
+    const world: SsoApp = { app, services, clock, config, close: () => Promise.resolve() };
     try {
       await addSchool(services, SCHOOL, undefined);
       await useIdp(world, idp);

@@ -9,7 +9,7 @@ export const IDP_TIMEOUT_SECONDS = 5;
 /** How long a discovery document is reused before it is fetched again. */
 const DISCOVERY_TTL_MS = 3_600_000;
 /** Signature algorithms an ID token may use: asymmetric only, so neither `none` nor an HMAC keyed with the client secret passes. */
-const ASYMMETRIC = ['RS256', 'PS256', 'ES256', 'EdDSA', 'RS384', 'RS512', 'PS384', 'PS512', 'ES384', 'ES512'];
+export const ASYMMETRIC = ['RS256', 'PS256', 'ES256', 'EdDSA', 'RS384', 'RS512', 'PS384', 'PS512', 'ES384', 'ES512'];
 
 /** The IdP could not be reached or answered nonsense: not the user's fault, and never a 500. */
 export class IdpUnavailableError extends Error {
@@ -84,6 +84,11 @@ export async function relyingParty(deps: Deps, settings: SsoSettingsRow): Promis
       discovered.jwks = oidc.getJwksCache(config) ?? discovered.jwks;
     },
   };
+}
+
+/** The IdP's discovered metadata (cached as for sign-ins), for what openid-client does not cover. */
+export async function discoveredMetadata(deps: Deps, issuer: string): Promise<oidc.ServerMetadata> {
+  return (await discover(deps, issuer)).server;
 }
 
 /** Whether an issuer can be used at all: https, or http on loopback with SSO_ALLOW_HTTP_LOOPBACK=on. */

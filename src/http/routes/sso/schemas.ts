@@ -50,6 +50,7 @@ export const SsoErrorBodies = {
   badState: errorBody('state missing, altered, expired or already used: start the sign-in again', 'This sign-in has expired or was already used: start again'),
   throttled: errorBody('Too many failed callbacks from this address; header Retry-After (seconds)', 'Too many failed sign-ins. Try again later.'),
   invalidCode: errorBody('Login code unknown, expired, used, or code_verifier does not match', 'Invalid or expired sign-in code'),
+  badLogoutToken: errorBody('logout_token missing, not signed by the school IdP for our client, too old, or not a logout token', 'Invalid logout token'),
   passwordOff: errorBody('The school signs in only through its identity provider', 'Password sign-in is turned off for this school'),
 };
 

@@ -2,7 +2,9 @@ import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../../auth/context.js';
 import { CALLBACK_FAILURE_WINDOW, finishSsoCallback } from '../../../auth/sso/callback.js';
+import { backchannelLogout } from '../../../auth/sso/backchannel-logout.js';
 import { startSso } from '../../../auth/sso/start.js';
+import { RawBody } from '../../body/fastapi-validation.js';
 import { exchangeLoginCode } from '../../../auth/sso/token-exchange.js';
 import { AppError } from '../../../errors.js';
 import { TAG } from '../../plugins/docs-tags.js';
@@ -66,6 +68,24 @@ export function registerSsoRoutes(app: FastifyInstance, deps: AppContext): void 
         throw error;
       });
       return redirectTo(reply, answer.location);
+    },
+  );
+
+  app.post(
+    '/admin/auth/sso/backchannel-logout',
+    {
+      schema: {
+        summary: 'OpenID Connect Back-Channel Logout 1.0: the IdP ends the sessions of an identity (register this URI at the IdP)',
+        description: 'Body `application/x-www-form-urlencoded` with `logout_token`, a JWT signed by the school IdP, audience our client id.',
+        tags: [TAG.signIn],
+        response: { 200: { type: 'null', description: 'The sessions of that identity (or IdP session) ended' }, 400: SsoErrorBodies.badLogoutToken, 503: ErrorBodies.unavailable },
+      },
+    },
+    async (request, reply) => {
+      const text = request.body instanceof RawBody ? request.body.text : '';
+      const token = new URLSearchParams(text).get('logout_token') ?? '';
+      if (token.length === 0 || token.length > 8192 || !(await backchannelLogout(deps, token, requestContext(request)))) throw new AppError('SSO_LOGOUT_TOKEN_INVALID');
+      return reply.code(200).header('cache-control', 'no-store').send();
     },
   );
 
