@@ -7,6 +7,8 @@ import {
 } from '../db/queries/housekeeping.js';
 import type { AppContext } from './context.js';
 import { deleteChallenges } from '../db/queries/mfa-challenges.js';
+import { pruneSsoRows } from '../db/queries/sso-login-codes.js';
+import { CALLBACK_FAILURE_WINDOW } from './sso/callback.js';
 
 const DAY = 86_400;
 
@@ -30,5 +32,6 @@ export async function prune(deps: Pick<AppContext, 'db' | 'clock' | 'config'>, o
     events: options.eventDays === undefined ? 0 : await deleteEventsBefore(deps.db, (now - options.eventDays * DAY) * 1000),
     // An expired mfa_token can never be answered: nothing needs its row.
     mfaChallenges: await deleteChallenges(deps.db, { expiredBefore: now }),
+    ssoRows: await pruneSsoRows(deps.db, now, CALLBACK_FAILURE_WINDOW),
   };
 }

@@ -34,9 +34,13 @@ export async function consumeState(db: Db, stateHash: string, expiresAt: number)
   return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
 }
 
-/** What no rule needs any more: expired states and codes. */
-export async function pruneSsoRows(db: Db, now: number): Promise<number> {
+/**
+ * What no rule needs any more: used states past their expiry (an expired state is refused before
+ * its digest is looked at), expired login codes, and callback-failure windows that have closed.
+ */
+export async function pruneSsoRows(db: Db, now: number, failureWindow: number): Promise<number> {
   const states = await db.deleteFrom('sso_used_states').where('expires_at', '<=', now).executeTakeFirst();
   const codes = await db.deleteFrom('sso_login_codes').where('expires_at', '<=', now).executeTakeFirst();
-  return Number(states.numDeletedRows + codes.numDeletedRows);
+  const failures = await db.deleteFrom('sso_callback_failures').where('window_start', '<=', now - failureWindow).executeTakeFirst();
+  return Number(states.numDeletedRows + codes.numDeletedRows + failures.numDeletedRows);
 }
