@@ -61,7 +61,7 @@ export class TestIdp {
   }
 
   async close(): Promise<void> {
-    if (this.child.exitCode !== null) return;
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     const exited = new Promise((resolve) => this.child.once('exit', resolve));
     this.child.kill('SIGKILL');
     await exited;

@@ -5,7 +5,8 @@ import { PASSWORD, postJson } from '../helpers/app.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
 import { adminWithTotp, loginRequest, totpCode, verify } from '../helpers/mfa.js';
 import { TestIdp } from '../helpers/oidc-idp.js';
-import { SCHOOL, idpClient, linkedAdmin, openSsoApp, signInThroughIdp, useIdp, type SsoApp } from '../helpers/sso.js';
+import { setAdminEnabled } from '../../src/auth/accounts/admins.js';
+import { SCHOOL, idpClient, linkedAdmin, openSsoApp, reachCallback, signInThroughIdp, useIdp, type SsoApp } from '../helpers/sso.js';
 
 const USERS = { 'alice-sub': { email: 'alice@district.example', email_verified: true } };
 const ALICE = { schoolId: SCHOOL, username: 'alice', password: PASSWORD };
@@ -79,6 +80,16 @@ describe.each(TEST_DIALECTS)("the school's policy applies to SSO sign-ins (%s)",
     expect((await postJson(world.app, '/auth/refresh', { refresh_token })).statusCode).toBe(401);
     const password = await loginRequest(world.app, ALICE);
     expect(password.json<{ refresh_expires_in: number }>().refresh_expires_in).toBe(43_200);
+  });
+
+  it('an admin disabled between the callback and the exchange gets no session', async () => {
+    await setUp();
+    const callback = await reachCallback(world, 'alice-sub');
+    await setAdminEnabled(world.services, { schoolId: SCHOOL, username: 'alice' }, false);
+    const answer = await postJson(world.app, '/admin/auth/sso/token', { code: callback.location!.searchParams.get('code'), code_verifier: callback.verifier });
+    expect(answer.statusCode).toBe(401);
+    expect(answer.json()).toEqual({ detail: 'Invalid or expired sign-in code' });
+    expect(await world.services.db.selectFrom('sessions').select('id').execute()).toEqual([]);
   });
 
   it('password login off: 403 for every password login of the school, before any password check', async () => {

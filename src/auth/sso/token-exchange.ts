@@ -25,9 +25,15 @@ export async function exchangeLoginCode(deps: AppContext, code: string, verifier
   const admin = { ...found, credential_epoch: grant.credential_epoch };
   const federation = { issuer: grant.issuer, subject: grant.subject, idpSession: grant.idp_session };
   const client = { account: accountOf(admin.school_key, admin.username_key), ip: context.ip ?? 'unknown' };
-  if (grant.idp_mfa === 1) return startSession(deps, admin, client, context, FEDERATED_WITH_MFA, federation);
+  // An operator who disabled the admin or suspended the school since the callback wins: the
+  // session is refused (sessions_ended_meanwhile), with this endpoint's one 401.
+  const start = (assurance: Assurance) =>
+    startSession(deps, admin, client, context, assurance, federation).catch((error: unknown) => {
+      throw error instanceof AppError && error.code === 'LOGIN_REFUSED' ? new AppError('SSO_CODE_INVALID') : error;
+    });
+  if (grant.idp_mfa === 1) return start(FEDERATED_WITH_MFA);
   const challenge = await secondFactorChallenge(deps, admin, federation);
-  if (challenge === undefined) return startSession(deps, admin, client, context, FEDERATED, federation);
+  if (challenge === undefined) return start(FEDERATED);
   await recordEvent(deps.db, deps.clock, context, { type: 'mfa.challenged', ...aboutAdmin(admin), detail: challenge.enrollment ? 'enroll sso' : 'login sso' });
   return challenge;
 }
