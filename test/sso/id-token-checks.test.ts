@@ -13,6 +13,7 @@ const now = () => Math.floor(Date.now() / 1000);
 const TAMPERED: [string, IdpMode['tamper']][] = [
   ['another audience', { claims: { aud: 'another-client' } }],
   ['several audiences, azp another client', { claims: { aud: ['school-auth', 'another-client'], azp: 'another-client' } }],
+  ['one audience, azp another client', { claims: { azp: 'another-client' } }],
   ['another issuer', { claims: { iss: 'https://evil.example' } }],
   ['another nonce', { claims: { nonce: 'not-the-one-we-sent' } }],
   ['no nonce', { dropClaims: ['nonce'] }],
