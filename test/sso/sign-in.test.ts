@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
 import { postJson } from '../helpers/app.js';
+import { useKeyFiles } from '../helpers/key-files.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
 import { TestIdp, pkcePair, signInAtIdp } from '../helpers/oidc-idp.js';
 import { FRONT_END, idpClient, linkedAdmin, openSsoApp, reachCallback, signInThroughIdp, startUrl, useIdp, type SsoApp } from '../helpers/sso.js';
@@ -9,6 +10,8 @@ const USERS = {
   'alice-sub': { email: 'alice@district.example', email_verified: true },
   'mallory-sub': { email: 'mallory@district.example', email_verified: true },
 };
+
+const newKeyFile = useKeyFiles();
 
 describe.each(TEST_DIALECTS)('sign-in through the IdP (%s)', (dialect) => {
   let idp: TestIdp;
@@ -39,6 +42,17 @@ describe.each(TEST_DIALECTS)('sign-in through the IdP (%s)', (dialect) => {
     expect(me.json()).toMatchObject({ username: 'alice', amr: ['fed'] });
     const refreshed = await postJson(world.app, '/auth/refresh', { refresh_token: body.refresh_token });
     expect(decodeJwt(refreshed.json<{ access_token: string }>().access_token).amr).toEqual(['fed']);
+  });
+
+  it('signs in with a client secret sealed under KEY_ENCRYPTION_KEY_FILE, and states sealed with a key derived from it', async () => {
+    world = await openSsoApp(dialect, { KEY_ENCRYPTION_KEY_FILE: newKeyFile() });
+    await useIdp(world, idp);
+    await linkedAdmin(world, { email: 'alice@district.example' });
+    const stored = await world.services.db.selectFrom('sso_settings').select('client_secret').executeTakeFirstOrThrow();
+    expect(stored.client_secret).toMatch(/^enc:v1:/);
+    expect((await signInThroughIdp(world, 'alice-sub')).statusCode).toBe(200);
+    // With a key file, no state key is stored in the database.
+    expect(await world.services.db.selectFrom('server_secrets').selectAll().execute()).toEqual([]);
   });
 
   it('binds (iss, sub) at the first sign-in and matches only that afterwards', async () => {
