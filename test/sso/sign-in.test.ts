@@ -2,6 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
 import { postJson } from '../helpers/app.js';
 import { useKeyFiles } from '../helpers/key-files.js';
+import { buildManagementApp } from '../../src/http/management-app.js';
+import { parseExposition, valueOf } from '../helpers/ops-prometheus.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
 import { TestIdp, pkcePair, signInAtIdp } from '../helpers/oidc-idp.js';
 import { FRONT_END, idpClient, linkedAdmin, openSsoApp, reachCallback, signInThroughIdp, startUrl, useIdp, type SsoApp } from '../helpers/sso.js';
@@ -93,6 +95,27 @@ describe.each(TEST_DIALECTS)('sign-in through the IdP (%s)', (dialect) => {
     world.clock.advance(61);
     const late = await postJson(world.app, '/admin/auth/sso/token', { code: third.location!.searchParams.get('code')!, code_verifier: third.verifier });
     expect(late.statusCode).toBe(401);
+  });
+
+  it('of two exchanges of one code at once, exactly one gets a session', async () => {
+    await setUp();
+    const callback = await reachCallback(world, 'alice-sub');
+    const body = { code: callback.location!.searchParams.get('code')!, code_verifier: callback.verifier };
+    const answers = await Promise.all([1, 2, 3].map(() => postJson(world.app, '/admin/auth/sso/token', body)));
+    expect(answers.map((answer) => answer.statusCode).sort()).toEqual([200, 401, 401]);
+    expect(await world.services.db.selectFrom('sessions').select('id').execute()).toHaveLength(1);
+  });
+
+  it('counts callbacks by outcome', async () => {
+    await setUp();
+    await signInThroughIdp(world, 'alice-sub');
+    await reachCallback(world, 'mallory-sub');
+    await world.app.inject({ method: 'GET', url: '/admin/auth/sso/callback?state=forged' });
+    const management = await buildManagementApp(world.services, world.app);
+    const exposition = parseExposition((await management.inject({ method: 'GET', url: '/metrics' })).body);
+    await management.close();
+    for (const outcome of ['success', 'refused', 'invalid_state']) expect(valueOf(exposition, 'school_auth_sso_callbacks_total', { outcome }), outcome).toBe(1);
+    expect(valueOf(exposition, 'school_auth_sso_exchanges_total', { outcome: 'success' })).toBe(1);
   });
 
   it('uses a state once, and refuses an altered one', async () => {
