@@ -42,6 +42,8 @@ describe.each(TEST_DIALECTS)('sign-in through the IdP (%s)', (dialect) => {
     const me = await world.app.inject({ method: 'GET', url: '/admin/auth/me', headers: { authorization: `Bearer ${body.access_token}` } });
     expect(me.statusCode).toBe(200);
     expect(me.json()).toMatchObject({ username: 'alice', amr: ['fed'] });
+    const own = await world.app.inject({ method: 'GET', url: '/admin/auth/sessions', headers: { authorization: `Bearer ${body.access_token}` } });
+    expect(own.json<{ sessions: { amr: string[] }[] }>().sessions.map((session) => session.amr)).toEqual([['fed']]);
     const refreshed = await postJson(world.app, '/auth/refresh', { refresh_token: body.refresh_token });
     expect(decodeJwt(refreshed.json<{ access_token: string }>().access_token).amr).toEqual(['fed']);
   });
