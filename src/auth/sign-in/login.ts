@@ -1,4 +1,5 @@
 import { isPasswordLoginOff } from '../../db/queries/sso-settings.js';
+import { SSO_ONLY_PASSWORD_HASH } from '../sso/links.js';
 import { findAdminForLogin, replacePasswordHash, type AdminForLogin } from '../../db/queries/admins.js';
 import { AppError } from '../../errors.js';
 import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
@@ -60,7 +61,9 @@ async function checkCredentials(deps: AppContext, schoolKey: string, usernameKey
 }
 
 async function verifyPassword(deps: AppContext, admin: AdminForLogin | undefined, password: string): Promise<boolean> {
-  if (admin === undefined) {
+  // An admin without a password (single sign-on only) costs a full verification too, or the
+  // quick refusal would tell which accounts exist and sign in only through the IdP.
+  if (admin === undefined || admin.password_hash === SSO_ONLY_PASSWORD_HASH) {
     await deps.hasher.verifyDummy(password);
     return false;
   }
