@@ -146,7 +146,7 @@ describe.each(TEST_DIALECTS)('sign-in through the IdP (%s)', (dialect) => {
   it('sends our own PKCE S256, state and nonce to the IdP, and writes nothing at start', async () => {
     await setUp();
     const count = async () => {
-      const tables = ['sso_used_states', 'sso_login_codes', 'events', 'sessions'] as const;
+      const tables = ['sso_used_states', 'sso_login_codes', 'events', 'sessions', 'server_secrets'] as const;
       return Promise.all(tables.map(async (table) => (await world.services.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n));
     };
     const before = await count();

@@ -22,9 +22,10 @@ const keys = new WeakMap<object, Promise<KeyObject>>();
 
 /**
  * The key that seals states. Derived from the key-encryption key when one is set; otherwise a
- * random key stored in the database the first time, so every instance opens every state.
+ * random key stored in the database the first time, so every instance opens every state. The
+ * server prepares it when it starts, so no sign-in's `start` ever writes it.
  */
-function stateKey(deps: Pick<AppContext, 'db' | 'config'>): Promise<KeyObject> {
+export function stateKey(deps: Pick<AppContext, 'db' | 'config'>): Promise<KeyObject> {
   let key = keys.get(deps.db);
   if (key === undefined) {
     key = deriveStateKey(deps);
