@@ -17,6 +17,7 @@ import { registerPasswordRoute } from './http/routes/sessions/password.js';
 import { registerRevocationRoute } from './http/routes/sessions/revocations.js';
 import { registerSessionRoutes } from './http/routes/sessions/sessions.js';
 import { registerRequestLifecycle } from './http/request-lifecycle.js';
+import { registerSsoRoutes } from './http/routes/sso/sso.js';
 import { registerTokenRoutes } from './http/routes/tokens.js';
 import { fastapiValidatorCompiler } from './http/body/validator.js';
 import { responseSerializerCompiler } from './http/serializer.js';
@@ -67,6 +68,7 @@ export async function buildApp(deps: AppContext): Promise<FastifyInstance> {
   await registerOpenApi(app, { docs: deps.config.docsEnabled });
 
   registerTokenRoutes(app, deps);
+  registerSsoRoutes(app, deps);
   registerMeRoute(app, deps);
   registerMfaVerifyRoute(app, deps);
   registerMfaEnrollRoutes(app, deps);

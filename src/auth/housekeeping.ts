@@ -10,6 +10,8 @@ import { feedWindowSeconds } from './sessions/revocation-feed.js';
 import { deleteStaleMfaThrottle } from '../db/queries/mfa-throttle.js';
 import { MFA_THROTTLE, NEW_ADDRESSES } from './mfa/second-factor-throttle.js';
 import { pruneAuditTrail } from './audit/prune-trail.js';
+import { pruneSsoRows } from '../db/queries/sso-login-codes.js';
+import { CALLBACK_FAILURE_WINDOW } from './sso/callback.js';
 
 const DAY = 86_400;
 
@@ -44,5 +46,6 @@ export async function prune(deps: Pick<AppContext, 'db' | 'clock' | 'config'>, o
     // Each address a second factor was tried from has a row, written only by holders of the
     // password; once its window is over it refuses nothing more.
     mfaThrottle: await deleteStaleMfaThrottle(deps.db, now - MFA_THROTTLE.perAddress.window, NEW_ADDRESSES),
+    ssoRows: await pruneSsoRows(deps.db, now, CALLBACK_FAILURE_WINDOW),
   };
 }

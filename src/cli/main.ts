@@ -24,6 +24,7 @@ import { registerPruneCommand } from './commands/prune.js';
 import { registerSchoolCommands } from './commands/schools.js';
 import { registerSessionCommands } from './commands/sessions.js';
 import { OperatorCommand } from './operator-command.js';
+import { registerSsoCommands } from './commands/sso.js';
 import { say } from './run.js';
 
 const program = new OperatorCommand('school-auth')
@@ -63,6 +64,7 @@ program
 registerSchoolCommands(program);
 registerAdminCommands(program);
 registerSessionCommands(program);
+registerSsoCommands(program);
 registerKeyCommands(program);
 registerEventCommands(program);
 registerConfigCommands(program);

@@ -7,6 +7,15 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** A secret (an IdP client secret), never from argv: from standard input, else a prompt that does not echo. */
+export async function readSecret(fromStdin: boolean, prompt: string): Promise<string> {
+  if (fromStdin) return (await readStdin()).replace(/\r?\n$/, '');
+  if (!process.stdin.isTTY) throw new UsageError('no terminal to ask for the client secret; pipe it in with --client-secret-stdin');
+  const secret = await read({ prompt, silent: true, replace: '' });
+  process.stdout.write('\n');
+  return secret;
+}
+
 /**
  * The new password, never from argv (it would show in `ps` and shell history): from standard
  * input with --password-stdin (one trailing newline dropped), else from a prompt that does not

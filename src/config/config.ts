@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { defaultIssuer, issuerProblem } from './issuer.js';
 import { readKeyEncryptionKey, type KeyEncryptionKey } from './key-encryption-key.js';
+import { readSsoUrls, type SsoConfig } from './sso.js';
 import { readWebauthnConfig, type WebauthnConfig } from './webauthn.js';
 
 export type JwtAlg = 'ES256' | 'EdDSA' | 'RS256';
@@ -53,6 +54,8 @@ export interface Config {
   readonly keyEncryption: KeyEncryptionKey | undefined;
   /** Passkeys and security keys (WEBAUTHN_*); undefined when WEBAUTHN_RP_ID is unset. */
   readonly webauthn: WebauthnConfig | undefined;
+  /** Single sign-on (PUBLIC_URL, SSO_*). */
+  readonly sso: SsoConfig;
 }
 
 /** Brute-force throttling (DESIGN.md §4); counts are failures, times are seconds. */
@@ -182,6 +185,17 @@ function readWebauthn(read: Reader): WebauthnConfig | undefined {
   return config;
 }
 
+function readSso(read: Reader, issuer: string): SsoConfig {
+  const { publicUrl, redirectUris, problems } = readSsoUrls({ publicUrl: read.optional('PUBLIC_URL'), issuer, redirectUris: read.optional('SSO_REDIRECT_URIS') });
+  read.problems.push(...problems);
+  return {
+    publicUrl,
+    redirectUris,
+    sessionMaxAge: read.int('SSO_SESSION_MAX_AGE', 43_200, 60, 31_536_000),
+    allowHttpLoopback: read.bool('SSO_ALLOW_HTTP_LOOPBACK', false),
+  };
+}
+
 /** Reads and validates the configuration; throws ConfigError listing every invalid variable. */
 export function loadConfig(env: Env = process.env): Config {
   const read = new Reader(env);
@@ -255,6 +269,7 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: read.origins('CORS_ORIGINS'),
     keyEncryption: read.keyFile('KEY_ENCRYPTION_KEY_FILE'),
     webauthn: readWebauthn(read),
+    sso: readSso(read, issuer ?? defaultIssuer(host, port)),
   };
   if (read.problems.length > 0) throw new ConfigError(read.problems);
   return config;

@@ -12,6 +12,7 @@ import { webauthn } from './migrations/009-webauthn.js';
 import { revocationSequence } from './migrations/010-revocation-sequence.js';
 import { secondFactorHardening } from './migrations/011-second-factor-hardening.js';
 import { auditChain } from './migrations/012-audit-chain.js';
+import { singleSignOn } from './migrations/013-single-sign-on.js';
 
 /** Every migration, in order. Names are permanent once released. */
 const migrations: Record<string, Migration> = {
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '010-revocation-sequence': revocationSequence,
   '011-second-factor-hardening': secondFactorHardening,
   '012-audit-chain': auditChain,
+  '013-single-sign-on': singleSignOn,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

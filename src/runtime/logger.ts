@@ -34,6 +34,13 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
           'body.mfa_token',
           'req.body.code',
           'req.body.mfa_token',
+          // Single sign-on: the login code and its verifier, the sealed state, ID tokens, the IdP client secret.
+          'code_verifier',
+          'state',
+          'id_token',
+          'client_secret',
+          'body.code_verifier',
+          'req.body.code_verifier',
         ],
         censor: '[redacted]',
       },

@@ -17,6 +17,7 @@ interface SessionRow {
   ip: string | null;
   user_agent: string | null;
   acr: string;
+  amr: string;
 }
 
 function sessionId(accessToken: string): string {
@@ -63,6 +64,7 @@ describe.concurrent('school-auth sessions', () => {
       ip: '203.0.113.5',
       user_agent: expect.any(String),
       acr: 'aal1',
+      amr: 'pwd',
     });
     const byId = new Map(rows.map((row) => [row.session, row]));
     expect(byId.get(s2)).toMatchObject({ username: 'alice', status: 'active', ip: '198.51.100.7' });
@@ -77,8 +79,8 @@ describe.concurrent('school-auth sessions', () => {
 
     const lines = ok(table).stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(4);
-    expect(lines[0]).toMatch(/^session\s+username\s+status\s+created_at\s+last_used_at\s+expires_at\s+ip\s+user_agent\s+acr$/);
-    expect(lines[3]).toMatch(new RegExp(`^${s1}\\s+alice\\s+revoked \\(logout\\)\\s+\\d{4}-.*203\\.0\\.113\\.5\\s.*\\saal1$`));
+    expect(lines[0]).toMatch(/^session\s+username\s+status\s+created_at\s+last_used_at\s+expires_at\s+ip\s+user_agent\s+acr\s+amr$/);
+    expect(lines[3]).toMatch(new RegExp(`^${s1}\\s+alice\\s+revoked \\(logout\\)\\s+\\d{4}-.*203\\.0\\.113\\.5\\s.*\\saal1\\s+pwd$`));
 
     expect(ok(empty).stdout).toBe('no sessions\n');
     expect(unknown).toMatchObject({ code: 1, stdout: '', stderr: 'school-auth: school "ghost" does not exist; create it with: school-auth school add ghost\n' });

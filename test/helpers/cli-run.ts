@@ -11,7 +11,7 @@ if (!existsSync(CLI_MAIN)) throw new Error(`${CLI_MAIN} is missing: run \`npm ru
 
 /** Settings the service reads: never inherited from the environment of whoever runs the tests. */
 const SERVICE_VARIABLE =
-  /^(HOST|PORT|DATA_DIR|DATABASE_.*|SQLITE_.*|ISSUER|AUDIENCE|JWT_ALG|ACCESS_TOKEN_TTL|REFRESH_.*|KEY_.*|ARGON2_.*|HASH_.*|LOGIN_THROTTLE|THROTTLE_.*|LOCKOUT_FAILURES|BODY_LIMIT|REQUEST_TIMEOUT|TRUST_PROXY|LOG_LEVEL|SHUTDOWN_TIMEOUT|METRICS_ENABLED|MANAGEMENT_.*|DOCS_ENABLED|CORS_ORIGINS|WEBAUTHN_.*|AUDIT_.*|NODE_OPTIONS)$/;
+  /^(HOST|PORT|DATA_DIR|DATABASE_.*|SQLITE_.*|ISSUER|AUDIENCE|JWT_ALG|ACCESS_TOKEN_TTL|REFRESH_.*|KEY_.*|ARGON2_.*|HASH_.*|LOGIN_THROTTLE|THROTTLE_.*|LOCKOUT_FAILURES|BODY_LIMIT|REQUEST_TIMEOUT|TRUST_PROXY|LOG_LEVEL|SHUTDOWN_TIMEOUT|METRICS_ENABLED|MANAGEMENT_.*|DOCS_ENABLED|CORS_ORIGINS|WEBAUTHN_.*|AUDIT_.*|PUBLIC_URL|SSO_.*|NODE_OPTIONS)$/;
 
 /** The test runner's environment without any service setting, plus `extra` (undefined removes). */
 export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {

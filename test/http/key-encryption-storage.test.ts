@@ -44,8 +44,8 @@ describe.each(TEST_DIALECTS)('private signing keys at rest on %s', (dialect) => 
     await encrypted.hasher.close();
     expect((await encrypted.keys.signer()).kid).toBe(before?.kid);
 
-    expect(await encryptStoredSecrets(encrypted)).toEqual({ encrypted: [before?.kid], alreadyEncrypted: 0, sealedTotp: 0, alreadySealedTotp: 0 });
-    expect(await encryptStoredSecrets(encrypted)).toEqual({ encrypted: [], alreadyEncrypted: 1, sealedTotp: 0, alreadySealedTotp: 0 });
+    expect(await encryptStoredSecrets(encrypted)).toEqual({ encrypted: [before?.kid], alreadyEncrypted: 0, sealedTotp: 0, alreadySealedTotp: 0, sealedClientSecrets: 0 });
+    expect(await encryptStoredSecrets(encrypted)).toEqual({ encrypted: [], alreadyEncrypted: 1, sealedTotp: 0, alreadySealedTotp: 0, sealedClientSecrets: 0 });
     const [after] = await listSigningKeys(database.db);
     expect(after?.private_jwk).toMatch(/^enc:v1:/);
     const reloaded = await new SigningKeys(database.db, encrypted.config, clock).signer();

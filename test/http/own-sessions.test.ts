@@ -38,8 +38,8 @@ describe.each(TEST_DIALECTS)('self-service sessions on %s', (dialect) => {
     expect(response.headers['cache-control']).toBe('no-store');
     expect(response.json()).toEqual({
       sessions: [
-        { session_id: sidOf(phone.access_token), created_at: '2026-01-05T08:00:05Z', last_used_at: '2026-01-05T08:00:05Z', ip: '127.0.0.1', user_agent: 'PhoneBrowser/1.0', acr: 'aal1', current: false },
-        { session_id: sidOf(laptop.access_token), created_at: '2026-01-05T08:00:00Z', last_used_at: '2026-01-05T08:00:00Z', ip: '127.0.0.1', user_agent: 'lightMyRequest', acr: 'aal1', current: true },
+        { session_id: sidOf(phone.access_token), created_at: '2026-01-05T08:00:05Z', last_used_at: '2026-01-05T08:00:05Z', ip: '127.0.0.1', user_agent: 'PhoneBrowser/1.0', acr: 'aal1', amr: ['pwd'], current: false },
+        { session_id: sidOf(laptop.access_token), created_at: '2026-01-05T08:00:00Z', last_used_at: '2026-01-05T08:00:00Z', ip: '127.0.0.1', user_agent: 'lightMyRequest', acr: 'aal1', amr: ['pwd'], current: true },
       ],
     });
   });

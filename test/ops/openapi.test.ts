@@ -65,6 +65,10 @@ const ENDPOINTS: ReadonlyArray<[string, string]> = [
   ['post', '/admin/auth/login'],
   ['post', '/auth/refresh'],
   ['post', '/auth/logout'],
+  ['get', '/admin/auth/sso/{school_id}/start'],
+  ['get', '/admin/auth/sso/callback'],
+  ['post', '/admin/auth/sso/token'],
+  ['post', '/admin/auth/sso/backchannel-logout'],
   ['get', '/admin/auth/me'],
   ['get', '/admin/auth/sessions'],
   ['delete', '/admin/auth/sessions/{session_id}'],
@@ -92,6 +96,10 @@ const TAGGED: ReadonlyArray<[string, string, string]> = [
   ['post', '/admin/auth/login', 'sign-in and tokens'],
   ['post', '/auth/refresh', 'sign-in and tokens'],
   ['post', '/auth/logout', 'sign-in and tokens'],
+  ['get', '/admin/auth/sso/{school_id}/start', 'sign-in and tokens'],
+  ['get', '/admin/auth/sso/callback', 'sign-in and tokens'],
+  ['post', '/admin/auth/sso/token', 'sign-in and tokens'],
+  ['post', '/admin/auth/sso/backchannel-logout', 'sign-in and tokens'],
   ['get', '/admin/auth/me', 'sessions'],
   ['get', '/admin/auth/sessions', 'sessions'],
   ['delete', '/admin/auth/sessions/{session_id}', 'sessions'],
@@ -218,7 +226,7 @@ describe('GET /openapi.json', () => {
   });
 
   it('describes the 422 validation body: detail is an array of {type, loc, msg, input} items', () => {
-    for (const [, path] of ENDPOINTS.filter(([method, path]) => method === 'post' && !/\/(revoke-others|mfa\/totp|mfa\/recovery-codes|registration-options)$/.test(path))) {
+    for (const [, path] of ENDPOINTS.filter(([method, path]) => method === 'post' && !/\/(revoke-others|mfa\/totp|mfa\/recovery-codes|registration-options|backchannel-logout)$/.test(path))) {
       const body = responseSchema('post', path, 422);
       expect(body.required).toContain('detail');
       const detail = deref(body.properties.detail);
@@ -252,6 +260,10 @@ describe('GET /openapi.json', () => {
     ['post', '/admin/auth/sessions/revoke-others', [401, 503]],
     ['post', '/admin/auth/password', [400, 401, 413, 422, 429, 503]],
     ['get', '/auth/revocations', [400, 503]],
+    ['get', '/admin/auth/sso/{school_id}/start', [400, 404, 503]],
+    ['get', '/admin/auth/sso/callback', [400, 429, 503]],
+    ['post', '/admin/auth/sso/token', [400, 401, 403, 413, 422, 503]],
+    ['post', '/admin/auth/sso/backchannel-logout', [400, 503]],
     ['get', '/readyz', [503]],
   ] as const)('describes every error body of %s %s as JSON with a detail member', (method, path, statuses) => {
     for (const status of statuses) {

@@ -33,7 +33,14 @@ export type EventType =
   | 'mfa.recovery_codes_renewed'
   | 'mfa.reset'
   | 'school.mfa_policy'
-  | 'events.pruned';
+  | 'events.pruned'
+  | 'sso.success'
+  | 'sso.failure'
+  | 'sso.linked'
+  | 'sso.unlinked'
+  | 'sso.logout'
+  | 'sso.configured'
+  | 'sso.removed';
 
 /** Who did it and from where: the request context of an audited action. */
 export interface RequestContext {

@@ -8,6 +8,8 @@ import { UsageError } from '../../errors.js';
 import { CLI_CONTEXT, recordEvent } from '../audit/events.js';
 import { checkStoredKeysOpen, isSealed, sealPrivateJwk } from './key-encryption.js';
 import { listTotpSecretsThatOpen, sealFactorSecret } from '../mfa/secret-box.js';
+import { replaceClientSecret } from '../../db/queries/sso-settings.js';
+import { listClientSecretsThatOpen, sealClientSecret } from '../sso/client-secret.js';
 
 export interface KeyEncryptionUpgrade {
   /** The signing keys this run encrypted; empty when there was nothing left to do. */
@@ -17,6 +19,8 @@ export interface KeyEncryptionUpgrade {
   /** TOTP secrets this run sealed, and those sealed already. */
   readonly sealedTotp: number;
   readonly alreadySealedTotp: number;
+  /** SSO client secrets this run sealed. */
+  readonly sealedClientSecrets: number;
 }
 
 type UpgradeContext = {
@@ -26,7 +30,7 @@ type UpgradeContext = {
 };
 
 /**
- * Encrypts every private signing key and seals every TOTP secret still stored in plaintext under
+ * Encrypts every private signing key and seals every TOTP secret and SSO client secret still stored in plaintext under
  * KEY_ENCRYPTION_KEY_FILE (`keys encrypt`, when encryption is turned on for an existing install),
  * in one transaction. Idempotent: a second run changes and records nothing. Refused, before
  * anything changes, when a key or secret is sealed under another key file, since the server could
@@ -40,6 +44,7 @@ export async function encryptStoredSecrets(context: UpgradeContext): Promise<Key
   }
   return context.db.transaction().execute(async (trx) => {
     const secrets = await listTotpSecretsThatOpen(trx, encryption);
+    const clientSecrets = await listClientSecretsThatOpen(trx, encryption);
     const keys = await listSigningKeys(trx);
     checkStoredKeysOpen(keys, encryption);
     const encrypted: string[] = [];
@@ -51,9 +56,15 @@ export async function encryptStoredSecrets(context: UpgradeContext): Promise<Key
     for (const row of secrets.filter(({ secret }) => !isSealed(secret))) {
       if (await replaceTotpSecret(trx, row.id, row.secret, sealFactorSecret(row.secret, row.id, encryption))) sealedTotp += 1;
     }
+    let sealedClientSecrets = 0;
+    for (const row of clientSecrets.filter(({ client_secret }) => !isSealed(client_secret))) {
+      const sealed = sealClientSecret(row.client_secret, row.school_key, encryption);
+      if (await replaceClientSecret(trx, row.school_key, row.client_secret, sealed)) sealedClientSecrets += 1;
+    }
     const record = (detail: string) => recordEvent(trx, context.clock, CLI_CONTEXT, { type: 'keys.encrypted', detail });
     if (encrypted.length > 0) await record(`private keys encrypted at rest: ${encrypted.join(', ')}`);
     if (sealedTotp > 0) await record(`TOTP secrets encrypted at rest: ${sealedTotp}`);
-    return { encrypted, alreadyEncrypted: keys.length - encrypted.length, sealedTotp, alreadySealedTotp: secrets.length - sealedTotp };
+    if (sealedClientSecrets > 0) await record(`SSO client secrets encrypted at rest: ${sealedClientSecrets}`);
+    return { encrypted, alreadyEncrypted: keys.length - encrypted.length, sealedTotp, alreadySealedTotp: secrets.length - sealedTotp, sealedClientSecrets };
   });
 }

@@ -7,6 +7,7 @@ import { countRecoveryCodesLeft } from '../../db/queries/mfa-recovery-codes.js';
 import { findSchool } from '../../db/queries/schools.js';
 import type { Db } from '../../db/database.js';
 import { AppError } from '../../errors.js';
+import type { Federation } from '../sign-in/session-start.js';
 import { MFA_TOKEN_LIFETIME, generateMfaToken, hashMfaToken } from './mfa-token.js';
 
 export type MfaMethod = 'totp' | 'webauthn' | 'recovery_code';
@@ -32,9 +33,10 @@ export async function availableMethods(db: Db, adminId: string): Promise<MfaMeth
 /**
  * Decides, once the password is known to be right, whether the session must wait for a second
  * factor; if so it stores a challenge and returns its mfa_token. Undefined: sign in as before.
- * Only reached after a right password, so the extra queries tell nobody whether an account exists.
+ * Only reached after a right password (or an IdP's sign-in, `federation`, which the session that
+ * follows keeps), so the extra queries tell nobody whether an account exists.
  */
-export async function secondFactorChallenge(deps: AppContext, admin: AdminForLogin): Promise<SecondFactorChallenge | undefined> {
+export async function secondFactorChallenge(deps: AppContext, admin: AdminForLogin, federation?: Federation): Promise<SecondFactorChallenge | undefined> {
   const methods = await availableMethods(deps.db, admin.id);
   const enrollment = methods.length === 0;
   if (enrollment && (await findSchool(deps.db, admin.school_key))?.mfa_policy !== 'required') return undefined;
@@ -48,6 +50,9 @@ export async function secondFactorChallenge(deps: AppContext, admin: AdminForLog
     created_at: now,
     expires_at: now + MFA_TOKEN_LIFETIME,
     consumed_at: null,
+    sso_issuer: federation?.issuer ?? null,
+    sso_subject: federation?.subject ?? null,
+    sso_session: federation?.idpSession ?? null,
   });
   return { mfaToken, methods, expiresIn: MFA_TOKEN_LIFETIME, enrollment };
 }

@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import { consumeChallenge, takeChallengeGuess } from '../../db/queries/mfa-challenges.js';
 import { AppError } from '../../errors.js';
 import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
-import { startSession, type LoginResult } from '../sign-in/session-start.js';
+import { startSession, type Federation, type LoginResult } from '../sign-in/session-start.js';
 import { accountOf } from '../throttling/throttle-rules.js';
 import type { Assurance } from './assurance.js';
 import { checkSecondFactor, type SecondFactorProof } from './factor-check.js';
@@ -44,5 +44,13 @@ export async function completeSignIn(
   await recordEvent(deps.db, deps.clock, context, { type: 'mfa.success', ...aboutAdmin(admin), detail: assurance.amr.join(' ') });
   // startSession settles the login throttle for this account and address, as a login does.
   const client = { account: accountOf(admin.school_key, admin.username_key), ip: context.ip ?? 'unknown' };
-  return startSession(deps, { ...admin, credential_epoch: challenge.credential_epoch }, client, context, assurance);
+  const federation = federationOf(challenge);
+  // After an IdP's sign-in the first factor is the federation (`fed`), not a password.
+  const signedIn = federation === undefined ? assurance : { ...assurance, amr: ['fed', ...assurance.amr.filter((value) => value !== 'pwd')] };
+  return startSession(deps, { ...admin, credential_epoch: challenge.credential_epoch }, client, context, signedIn, federation);
+}
+
+function federationOf(challenge: { sso_issuer: string | null; sso_subject: string | null; sso_session: string | null }): Federation | undefined {
+  if (challenge.sso_issuer === null || challenge.sso_subject === null) return undefined;
+  return { issuer: challenge.sso_issuer, subject: challenge.sso_subject, idpSession: challenge.sso_session };
 }

@@ -18,6 +18,8 @@ export interface OwnSession {
   readonly userAgent: string | null;
   /** Assurance level the session signed in with, kept for its whole life. */
   readonly acr: Acr;
+  /** How it signed in (RFC 8176): `pwd`, or `fed` through the school's identity provider, and the second factor's values. */
+  readonly amr: readonly string[];
   readonly current: boolean;
 }
 
@@ -34,6 +36,7 @@ export async function listOwnSessions(deps: AppContext, claims: AccessTokenClaim
       ip: row.ip,
       userAgent: row.user_agent,
       acr: row.acr === 'aal2' ? 'aal2' : 'aal1',
+      amr: row.amr.split(' ').filter((value) => value !== ''),
       current: row.id === claims.sid,
     }));
 }

@@ -1,3 +1,5 @@
+import { isPasswordLoginOff } from '../../db/queries/sso-settings.js';
+import { SSO_ONLY_PASSWORD_HASH } from '../sso/links.js';
 import { findAdminForLogin, replacePasswordHash, type AdminForLogin } from '../../db/queries/admins.js';
 import { AppError } from '../../errors.js';
 import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
@@ -29,6 +31,9 @@ export async function login(deps: AppContext, credentials: Credentials, context:
   const account = accountOf(schoolKey, usernameKey);
   const ip = context.ip ?? 'unknown';
   const audit = { schoolId: schoolKey, username: credentials.username };
+  // Before any password check or throttle count. It tells a caller no more than the school's SSO
+  // start already does (that the school exists and signs in through its IdP); see docs/sso.md.
+  if (await isPasswordLoginOff(deps.db, schoolKey)) throw new AppError('PASSWORD_LOGIN_OFF');
   const reservation = await admitPasswordCheck(deps, account, ip, context, audit);
   const { admin, passwordMatches } = await checkCredentials(deps, schoolKey, usernameKey, credentials.password).catch(async (error: unknown) => {
     // Not checked (hash queue full, database error): not a failure either.
@@ -56,7 +61,9 @@ async function checkCredentials(deps: AppContext, schoolKey: string, usernameKey
 }
 
 async function verifyPassword(deps: AppContext, admin: AdminForLogin | undefined, password: string): Promise<boolean> {
-  if (admin === undefined) {
+  // An admin without a password (single sign-on only) costs a full verification too, or the
+  // quick refusal would tell which accounts exist and sign in only through the IdP.
+  if (admin === undefined || admin.password_hash === SSO_ONLY_PASSWORD_HASH) {
     await deps.hasher.verifyDummy(password);
     return false;
   }

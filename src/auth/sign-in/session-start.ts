@@ -19,10 +19,18 @@ export interface LoginResult {
   readonly username: string;
 }
 
+/** The IdP identity of a session signed in through single sign-on (DESIGN.md §8). */
+export interface Federation {
+  readonly issuer: string;
+  readonly subject: string;
+  readonly idpSession: string | null;
+}
+
 /**
  * Starts the session of an admin whose credentials were checked, at the assurance they proved;
  * also the end of a second-factor verification. `admin.credential_epoch` is the epoch at which
- * the password was checked.
+ * the password was checked. A federated session's absolute expiry is also bounded by
+ * SSO_SESSION_MAX_AGE, so the refresh path enforces it without reading anything more.
  */
 export async function startSession(
   deps: AppContext,
@@ -30,11 +38,13 @@ export async function startSession(
   client: { account: string; ip: string },
   context: RequestContext,
   assurance: Assurance,
+  federation?: Federation,
 ): Promise<LoginResult> {
   const now = nowSeconds(deps.clock);
   const sessionId = randomBytes(16).toString('base64url');
   const refreshToken = generateRefreshToken();
-  const expiresAt = now + deps.config.refreshAbsoluteLifetime;
+  const lifetime = federation === undefined ? deps.config.refreshAbsoluteLifetime : Math.min(deps.config.refreshAbsoluteLifetime, deps.config.sso.sessionMaxAge);
+  const expiresAt = now + lifetime;
   const session = {
     id: sessionId,
     admin_id: admin.id,
@@ -48,13 +58,16 @@ export async function startSession(
     amr: amrText(assurance.amr),
     // A second factor presented now: what step-up freshness counts from.
     auth_time: assurance.acr === 'aal2' ? now : null,
+    sso_issuer: federation?.issuer ?? null,
+    sso_subject: federation?.subject ?? null,
+    sso_session: federation?.idpSession ?? null,
   };
   // One transaction, committed before we answer: a 200 always stands for a durable session, and
   // costs one commit (one fsync on SQLite) rather than one per statement.
   const started = await deps.db.transaction().execute(async (trx) => {
     if (!(await insertSession(trx, session, hashRefreshToken(refreshToken)))) return false;
     await settleLoginSuccess({ ...deps, db: trx }, client.account, client.ip);
-    await recordEvent(trx, deps.clock, context, { type: 'login.success', ...aboutAdmin(admin), sessionId });
+    await recordEvent(trx, deps.clock, context, { type: federation === undefined ? 'login.success' : 'sso.success', ...aboutAdmin(admin), sessionId });
     return true;
   });
   if (!started) {

@@ -9,7 +9,9 @@ import { isoSeconds, printRows } from '../output.js';
 import { readNewPassword } from '../password-input.js';
 import { count } from '../plural.js';
 import { say, withServices } from '../run.js';
+import { addSsoAdmin } from '../../auth/sso/links.js';
 import { registerAdminMfaCommands } from './mfa.js';
+import { registerAdminSsoCommands } from './sso.js';
 
 interface AdminOptions {
   school: string;
@@ -39,7 +41,16 @@ export function registerAdminCommands(program: Command): void {
 
   identify(admin.command('add').description('create an administrator'))
     .option('--password-stdin', 'read the password from standard input instead of a prompt')
-    .action(async (options: AdminOptions) => {
+    .option('--sso-email <email>', "create the admin without a password, signing in only through the school's IdP as this email")
+    .action(async (options: AdminOptions & { ssoEmail?: string }) => {
+      if (options.ssoEmail !== undefined) {
+        const email = options.ssoEmail;
+        await withServices(async (services) => {
+          await addSsoAdmin(services, { schoolId: options.school, username: options.username }, email);
+          say(`admin ${JSON.stringify(options.username)} created in school ${JSON.stringify(options.school)}; signs in through single sign-on as ${email}`);
+        });
+        return;
+      }
       const password = await readNewPassword(options.passwordStdin === true);
       await withServices(async (services) => {
         await addAdmin(services, { schoolId: options.school, username: options.username }, password);
@@ -105,4 +116,5 @@ export function registerAdminCommands(program: Command): void {
     );
 
   registerAdminMfaCommands(admin, identify);
+  registerAdminSsoCommands(admin, identify);
 }

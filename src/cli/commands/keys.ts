@@ -60,14 +60,15 @@ export function registerKeyCommands(program: Command): void {
 
   keys
     .command('encrypt')
-    .description('encrypt the private keys and TOTP secrets still stored in plaintext under KEY_ENCRYPTION_KEY_FILE (safe to run again)')
+    .description('encrypt the private keys, TOTP secrets and SSO client secrets still stored in plaintext under KEY_ENCRYPTION_KEY_FILE (safe to run again)')
     .action(() =>
       withServices(async (context) => {
-        const { encrypted, alreadyEncrypted, sealedTotp, alreadySealedTotp } = await encryptStoredSecrets(context);
+        const { encrypted, alreadyEncrypted, sealedTotp, alreadySealedTotp, sealedClientSecrets } = await encryptStoredSecrets(context);
         const file = context.config.keyEncryption?.file ?? '';
         const done: string[] = [];
         if (encrypted.length > 0) done.push(`encrypted ${count(encrypted.length, 'signing key')} under ${file}: ${encrypted.join(', ')}`);
         if (sealedTotp > 0) done.push(`sealed ${count(sealedTotp, 'TOTP secret')} under ${file}`);
+        if (sealedClientSecrets > 0) done.push(`sealed ${count(sealedClientSecrets, 'SSO client secret')} under ${file}`);
         if (done.length === 0) {
           const secrets = alreadySealedTotp === 0 ? '' : ` and ${count(alreadySealedTotp, 'TOTP secret')}`;
           say(`nothing to do: ${count(alreadyEncrypted, 'signing key')}${secrets} already encrypted under ${file}`);

@@ -1,10 +1,17 @@
 import type { Command } from 'commander';
 import { addSchool, resumeSchool, suspendSchool } from '../../auth/accounts/schools.js';
 import { listSchools } from '../../db/queries/schools.js';
+import { listSsoSettings, type SsoSettingsRow } from '../../db/queries/sso-settings.js';
 import { isoSeconds, printRows } from '../output.js';
 import { count } from '../plural.js';
 import { say, withServices } from '../run.js';
 import { registerSchoolMfaCommand } from './mfa.js';
+
+/** Who signs the school's admins in: the IdP, and whether passwords still work. */
+function ssoSummary(settings: SsoSettingsRow | undefined): string | null {
+  if (settings === undefined) return null;
+  return `${settings.provider}${settings.password_login === 0 ? ' (password sign-in off)' : ''}`;
+}
 
 export function registerSchoolCommands(program: Command): void {
   const school = program.command('school').description('manage schools');
@@ -26,11 +33,13 @@ export function registerSchoolCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action((options: { json?: boolean }) =>
       withServices(async ({ db }) => {
+        const sso = new Map((await listSsoSettings(db)).map((row) => [row.school_key, row]));
         const rows = (await listSchools(db)).map((row) => ({
           school_id: row.school_id,
           name: row.name,
           status: row.suspended_at === null ? 'active' : 'suspended',
           mfa_policy: row.mfa_policy,
+          sso: ssoSummary(sso.get(row.key)),
           created_at: isoSeconds(row.created_at),
         }));
         printRows(rows, options.json === true, 'no schools yet; create one with: school-auth school add <school_id>');

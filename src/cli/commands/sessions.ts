@@ -35,6 +35,7 @@ export function registerSessionCommands(program: Command): void {
           user_agent: row.user_agent,
           // What GET /admin/auth/sessions shows: the level the session signed in with.
           acr: row.acr,
+          amr: row.amr,
         }));
         printRows(rows, options.json === true, 'no sessions');
       }, 'none'),

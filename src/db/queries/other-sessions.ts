@@ -5,8 +5,8 @@ import { revokeSessions } from './session-ending.js';
 
 /** An admin's sessions not revoked yet, newest first, with what decides whether each is alive. */
 export async function listUnrevokedSessionsOfAdmin(db: Db, adminId: string) {
-  const { rows } = await sql<Pick<Session, 'id' | 'created_at' | 'ip' | 'user_agent' | 'acr'> & SessionLiveness>`select sessions.id,
-    sessions.created_at, sessions.ip, sessions.user_agent, sessions.acr, ${LIVENESS_SQL} from ${SESSIONS_WITH_OWNER}
+  const { rows } = await sql<Pick<Session, 'id' | 'created_at' | 'ip' | 'user_agent' | 'acr' | 'amr'> & SessionLiveness>`select sessions.id,
+    sessions.created_at, sessions.ip, sessions.user_agent, sessions.acr, sessions.amr, ${LIVENESS_SQL} from ${SESSIONS_WITH_OWNER}
     where sessions.admin_id = ${adminId} and sessions.revoked_at is null order by sessions.created_at desc, sessions.id`.execute(db);
   return rows;
 }

@@ -17,11 +17,14 @@ export type Session = Selectable<SessionsTable>;
  * for an operator's transaction that holds the admin's row, then sees what it committed.
  * Returns false, having written nothing, when an operator ended the admin's sessions meanwhile.
  */
-export function insertSession(db: Db, session: Omit<Session, 'revoked_at' | 'revoke_reason' | 'revocation_seq'>, tokenHash: string): Promise<boolean> {
+export type NewSession = Omit<Session, 'revoked_at' | 'revoke_reason' | 'revocation_seq' | 'sso_issuer' | 'sso_subject' | 'sso_session'> &
+  Partial<Pick<Session, 'sso_issuer' | 'sso_subject' | 'sso_session'>>;
+
+export function insertSession(db: Db, session: NewSession, tokenHash: string): Promise<boolean> {
   return inTransaction(db, async (trx) => {
     const inserted = await trx
       .insertInto('sessions')
-      .columns(['id', 'admin_id', 'created_at', 'last_used_at', 'expires_at', 'ip', 'user_agent', 'credential_epoch', 'acr', 'amr', 'auth_time'])
+      .columns(['id', 'admin_id', 'created_at', 'last_used_at', 'expires_at', 'ip', 'user_agent', 'credential_epoch', 'acr', 'amr', 'auth_time', 'sso_issuer', 'sso_subject', 'sso_session'])
       .expression((eb) => {
         let owner = eb
           .selectFrom('admins')
@@ -38,6 +41,9 @@ export function insertSession(db: Db, session: Omit<Session, 'revoked_at' | 'rev
             eb.cast<string>(eb.val(session.acr), 'text').as('acr'),
             eb.cast<string>(eb.val(session.amr), 'text').as('amr'),
             eb.cast<number | null>(eb.val(session.auth_time), 'bigint').as('auth_time'),
+            eb.cast<string | null>(eb.val(session.sso_issuer ?? null), 'text').as('sso_issuer'),
+            eb.cast<string | null>(eb.val(session.sso_subject ?? null), 'text').as('sso_subject'),
+            eb.cast<string | null>(eb.val(session.sso_session ?? null), 'text').as('sso_session'),
           ])
           .where('admins.id', '=', session.admin_id)
           .where('admins.credential_epoch', '=', session.credential_epoch)

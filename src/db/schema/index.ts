@@ -10,8 +10,14 @@ import type { MfaThrottleTable } from './mfa-throttle.js';
 import type { RefreshTokensTable } from './refresh-tokens.js';
 import type { RevocationSequenceTable } from './revocation-sequence.js';
 import type { SchoolsTable } from './schools.js';
+import type { ServerSecretsTable } from './server-secrets.js';
 import type { SessionsTable } from './sessions.js';
 import type { SigningKeysTable } from './signing-keys.js';
+import type { SsoCallbackFailuresTable } from './sso-callback-failures.js';
+import type { SsoLinksTable } from './sso-links.js';
+import type { SsoLoginCodesTable } from './sso-login-codes.js';
+import type { SsoSettingsTable } from './sso-settings.js';
+import type { SsoUsedStatesTable } from './sso-used-states.js';
 import type { ThrottleCountersTable } from './throttle-counters.js';
 import type { WebauthnRegistrationsTable } from './webauthn-registrations.js';
 
@@ -32,4 +38,10 @@ export interface DatabaseSchema {
   revocation_sequence: RevocationSequenceTable;
   audit_checkpoints: AuditCheckpointsTable;
   audit_sealer: AuditSealerTable;
+  sso_settings: SsoSettingsTable;
+  sso_links: SsoLinksTable;
+  sso_used_states: SsoUsedStatesTable;
+  sso_login_codes: SsoLoginCodesTable;
+  server_secrets: ServerSecretsTable;
+  sso_callback_failures: SsoCallbackFailuresTable;
 }

@@ -17,4 +17,8 @@ export interface MfaChallengesTable {
   consumed_at: number | null;
   /** The outstanding WebAuthn challenge of this sign-in, if options were asked for; used once. */
   webauthn_challenge: Generated<string | null>;
+  /** Set when the sign-in came through an IdP: the session that follows is a federated one. */
+  sso_issuer: Generated<string | null>;
+  sso_subject: Generated<string | null>;
+  sso_session: Generated<string | null>;
 }

@@ -21,4 +21,8 @@ export interface SessionsTable {
   amr: Generated<string>;
   /** When the session last presented a second factor (RFC 9470 `auth_time`); null for aal1. */
   auth_time: Generated<number | null>;
+  /** The IdP identity and IdP session of a session signed in through single sign-on; null otherwise. */
+  sso_issuer: Generated<string | null>;
+  sso_subject: Generated<string | null>;
+  sso_session: Generated<string | null>;
 }

@@ -6,14 +6,28 @@ import type { ResponseObserver } from '../request-lifecycle.js';
 
 type Outcome = 'success' | 'refused' | 'throttled' | 'invalid_body' | 'error' | 'second_factor_required' | 'locked';
 
+/** Routes whose 403 asks for the second factor. */
+const SIGN_INS = new Set(['/admin/auth/login', '/admin/auth/sso/token']);
+
 /** What a contract endpoint's status code says about the attempt. */
 function outcomeOf(status: number, route: string): Outcome {
   if (status < 300) return 'success';
   // A login's 403 asks for the second factor; a verification's 403 is a locked second factor.
-  if (status === 403) return route === '/admin/auth/login' ? 'second_factor_required' : 'locked';
+  if (status === 403) return SIGN_INS.has(route) ? 'second_factor_required' : 'locked';
   if (status === 401) return 'refused';
   if (status === 429) return 'throttled';
   if (status === 400 || status === 413 || status === 422) return 'invalid_body';
+  return 'error';
+}
+
+/** A callback's outcome, read from where it sends the browser; a start counts only when the IdP is down. */
+function ssoOutcomeOf(status: number, location: unknown, start: boolean): string | undefined {
+  const target = typeof location === 'string' ? location : '';
+  if (status === 302 && /[?&]error=temporarily_unavailable/.test(target)) return 'unavailable';
+  if (start) return undefined;
+  if (status === 302) return /[?&]error=/.test(target) ? 'refused' : 'success';
+  if (status === 400) return 'invalid_state';
+  if (status === 429) return 'throttled';
   return 'error';
 }
 
@@ -47,7 +61,19 @@ export function registerMetrics(app: FastifyInstance, sources: { database: Datab
     labelNames: ['outcome'],
     registers: [registry],
   });
-  const counted: Record<string, Counter | undefined> = { '/admin/auth/login': logins, '/auth/refresh': refreshes, '/admin/auth/mfa/verify': secondFactors };
+  const ssoExchanges = new Counter({ name: 'school_auth_sso_exchanges_total', help: 'Single sign-on code exchanges by outcome', labelNames: ['outcome'], registers: [registry] });
+  const ssoCallbacks = new Counter({
+    name: 'school_auth_sso_callbacks_total',
+    help: 'Single sign-on callbacks (and starts) by outcome: success, refused, unavailable, invalid_state, throttled',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const counted: Record<string, Counter | undefined> = {
+    '/admin/auth/login': logins,
+    '/auth/refresh': refreshes,
+    '/admin/auth/mfa/verify': secondFactors,
+    '/admin/auth/sso/token': ssoExchanges,
+  };
   const duration = new Histogram({
     name: 'school_auth_http_request_duration_seconds',
     help: 'Request duration by route, method and status',
@@ -86,9 +112,14 @@ export function registerMetrics(app: FastifyInstance, sources: { database: Datab
 
   const observerFor = (route: string): ResponseObserver => {
     const outcomes = counted[route];
+    const sso = route === '/admin/auth/sso/callback' || route === '/admin/auth/sso/:school_id/start';
     return (request, reply) => {
       duration.observe({ route, method: request.method, status: reply.statusCode }, reply.elapsedTime / 1000);
       outcomes?.inc({ outcome: outcomeOf(reply.statusCode, route) });
+      if (sso) {
+        const outcome = ssoOutcomeOf(reply.statusCode, reply.getHeader('location'), route.endsWith('/start'));
+        if (outcome !== undefined) ssoCallbacks.inc({ outcome });
+      }
     };
   };
   // Each route observes its own answers with its label bound once: reading the route per request

@@ -6,7 +6,7 @@ import { logout } from '../../auth/sessions/logout.js';
 import { exchangeRefreshToken } from '../../auth/sessions/refresh.js';
 import { noStore, requestContext } from '../request-context.js';
 import { TAG } from '../plugins/docs-tags.js';
-import { SecondFactorRequired } from './mfa/schemas.js';
+import { LoginForbidden } from './sso/schemas.js';
 import { sendLoginAnswer } from './login-answer.js';
 import { ErrorBodies, LoginBody, LoginResponse, RefreshResponse, RefreshTokenBody, bodyErrors } from './schemas.js';
 
@@ -19,7 +19,7 @@ export function registerTokenRoutes(app: FastifyInstance, deps: AppContext): voi
         summary: 'Sign in as a school administrator',
         tags: [TAG.signIn],
         body: LoginBody,
-        response: { 200: LoginResponse, ...bodyErrors({ 401: ErrorBodies.loginRefused, 403: SecondFactorRequired, 429: ErrorBodies.throttled }) },
+        response: { 200: LoginResponse, ...bodyErrors({ 401: ErrorBodies.loginRefused, 403: LoginForbidden, 429: ErrorBodies.throttled }) },
       },
     },
     async (request, reply) => {

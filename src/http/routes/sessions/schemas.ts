@@ -15,6 +15,7 @@ export const SessionsResponse = Type.Object(
         ip: Type.Union([Type.String(), Type.Null()], { description: 'Client IP at sign-in' }),
         user_agent: Type.Union([Type.String(), Type.Null()], { description: 'User-Agent at sign-in' }),
         acr: Type.String({ description: 'Assurance level: aal1 (password only) or aal2 (with a second factor)', examples: ['aal1', 'aal2'] }),
+        amr: Type.Array(Type.String(), { description: 'How the session signed in (RFC 8176): pwd, or fed (single sign-on), and otp/hwk/mfa with a second factor' }),
         current: Type.Boolean({ description: 'True for the session of the presented token' }),
       }),
     ),

@@ -31,6 +31,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: AppContext): v
           ip: session.ip,
           user_agent: session.userAgent,
           acr: session.acr,
+          amr: session.amr,
           current: session.current,
         })),
       });

@@ -1,0 +1,89 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { decodeJwt } from 'jose';
+import { postJson } from '../helpers/app.js';
+import { TEST_DIALECTS } from '../helpers/database.js';
+import { TestIdp } from '../helpers/oidc-idp.js';
+import { idpClient, linkedAdmin, openSsoApp, signInThroughIdp, useIdp, type SsoApp } from '../helpers/sso.js';
+
+const USERS = {
+  'alice-sub': { email: 'alice@district.example', email_verified: true },
+  'bob-sub': { email: 'bob@district.example', email_verified: true },
+};
+
+describe.each(TEST_DIALECTS)('back-channel logout (%s)', (dialect) => {
+  let idp: TestIdp;
+  let world: SsoApp;
+  beforeAll(async () => {
+    idp = await TestIdp.start({ clients: [idpClient()], users: USERS });
+  });
+  afterAll(() => idp.close());
+  afterEach(() => world.close());
+
+  async function setUp() {
+    world = await openSsoApp(dialect);
+    await useIdp(world, idp);
+    await linkedAdmin(world, { subject: 'alice-sub' });
+    await linkedAdmin(world, { subject: 'bob-sub' }, 'bob');
+  }
+
+  async function signedIn(login: string) {
+    const answer = await signInThroughIdp(world, login);
+    expect(answer.statusCode).toBe(200);
+    return answer.json<{ access_token: string; refresh_token: string }>();
+  }
+
+  function deliver(token: string) {
+    return world.app.inject({
+      method: 'POST',
+      url: '/admin/auth/sso/backchannel-logout',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ logout_token: token }).toString(),
+    });
+  }
+
+  it("ends the sessions of that (iss, sub) only, and they reach the revocation feed", async () => {
+    await setUp();
+    const alice = await signedIn('alice-sub');
+    const bob = await signedIn('bob-sub');
+    const answer = await deliver(await idp.logoutToken({ aud: 'school-auth', sub: 'alice-sub' }));
+    expect(answer.statusCode).toBe(200);
+    expect((await postJson(world.app, '/auth/refresh', { refresh_token: alice.refresh_token })).statusCode).toBe(401);
+    expect((await postJson(world.app, '/auth/refresh', { refresh_token: bob.refresh_token })).statusCode).toBe(200);
+    const feed = await world.app.inject({ method: 'GET', url: '/auth/revocations' });
+    expect(feed.json<{ sids: string[] }>().sids).toEqual([decodeJwt(alice.access_token).sid]);
+    const events = await world.services.db.selectFrom('events').select('detail').where('type', '=', 'sso.logout').execute();
+    expect(events).toEqual([{ detail: '1 sessions ended' }]);
+  });
+
+  it('ends the sessions of an IdP session named by sid', async () => {
+    await setUp();
+    const alice = await signedIn('alice-sub');
+    const session = await world.services.db.selectFrom('sessions').select('sso_session').where('id', '=', String(decodeJwt(alice.access_token).sid)).executeTakeFirstOrThrow();
+    expect(session.sso_session).toEqual(expect.any(String));
+    expect((await deliver(await idp.logoutToken({ aud: 'school-auth', sid: session.sso_session }))).statusCode).toBe(200);
+    expect((await postJson(world.app, '/auth/refresh', { refresh_token: alice.refresh_token })).statusCode).toBe(401);
+  });
+
+  it.each([
+    ['another audience', { aud: 'another-client', sub: 'alice-sub' }, {}],
+    ['no logout event', { aud: 'school-auth', sub: 'alice-sub', events: {} }, {}],
+    ['a nonce', { aud: 'school-auth', sub: 'alice-sub', nonce: 'n' }, {}],
+    ['neither sub nor sid', { aud: 'school-auth' }, {}],
+    ['too old', { aud: 'school-auth', sub: 'alice-sub', iat: Math.floor(Date.now() / 1000) - 3600 }, {}],
+    ['alg none', { aud: 'school-auth', sub: 'alice-sub' }, { alg: 'none' }],
+    ['HMAC with the client secret', { aud: 'school-auth', sub: 'alice-sub' }, { alg: 'HS256', secret: 'school-auth-secret' }],
+  ] as const)('refuses a logout token with %s, ending nothing', async (_name, claims, options) => {
+    await setUp();
+    const alice = await signedIn('alice-sub');
+    const answer = await deliver(await idp.logoutToken(claims, options));
+    expect(answer.statusCode).toBe(400);
+    expect(answer.json()).toEqual({ detail: 'Invalid logout token' });
+    expect((await postJson(world.app, '/auth/refresh', { refresh_token: alice.refresh_token })).statusCode).toBe(200);
+  });
+
+  it('refuses a missing token', async () => {
+    await setUp();
+    const answer = await world.app.inject({ method: 'POST', url: '/admin/auth/sso/backchannel-logout', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
+    expect(answer.statusCode).toBe(400);
+  });
+});

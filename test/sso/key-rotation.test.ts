@@ -1,0 +1,31 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { TEST_DIALECTS } from '../helpers/database.js';
+import { TestIdp } from '../helpers/oidc-idp.js';
+import { idpClient, linkedAdmin, openSsoApp, signInThroughIdp, useIdp, type SsoApp } from '../helpers/sso.js';
+
+const USERS = { 'alice-sub': { email: 'alice@district.example', email_verified: true } };
+
+describe.each(TEST_DIALECTS)("the IdP's key rotation (%s)", (dialect) => {
+  const idps: TestIdp[] = [];
+  let world: SsoApp;
+  afterEach(async () => {
+    await world.close();
+    await Promise.all(idps.splice(0).map((idp) => idp.close()));
+  });
+
+  it('keeps signing in after the IdP replaces its signing key: the cached keys are refreshed for the new kid', async () => {
+    const first = await TestIdp.start({ clients: [idpClient()], users: USERS, kid: 'idp-key-1' });
+    idps.push(first);
+    world = await openSsoApp(dialect);
+    await useIdp(world, first);
+    await linkedAdmin(world, { subject: 'alice-sub' });
+    expect((await signInThroughIdp(world, 'alice-sub')).statusCode).toBe(200);
+
+    // The same IdP (same issuer, same port) comes back with a new key only.
+    await first.close();
+    const second = await TestIdp.start({ clients: [idpClient()], users: USERS, kid: 'idp-key-2', port: first.port });
+    idps.push(second);
+    expect(second.issuer).toBe(first.issuer);
+    expect((await signInThroughIdp(world, 'alice-sub')).statusCode).toBe(200);
+  });
+});
