@@ -1,4 +1,4 @@
-import type { CliCommand } from '../helpers/cli-help.js';
+import type { CliCommand } from '../helpers/cli-command-tree.js';
 
 /** A usage as written in the docs (`admin mfa reset --school S ...`), resolved against the real commands. */
 export interface ResolvedUsage {
@@ -10,7 +10,7 @@ const key = (path: readonly string[]): string => path.join(' ');
 
 /**
  * Resolves the words after `school-auth`: subcommands while the command so far has them, then
- * arguments; `...` (any command) resolves to the commands named so far. `a|b` names alternatives (`admin mfa list|reset`). Returns the problem as text when
+ * arguments. `a|b` names alternatives (`admin mfa list|reset`). Returns the problem as text when
  * a word is no subcommand of a group or an option is not the command's.
  */
 export function resolveUsage(usage: string, commands: readonly CliCommand[]): ResolvedUsage[] | string {
@@ -22,8 +22,9 @@ export function resolveUsage(usage: string, commands: readonly CliCommand[]): Re
     const group = byPath.get(key(paths[0]!));
     if (group === undefined || !group.group) break;
     const token = tokens[index]!;
-    // `school-auth ...` stands for any command; options end the command's name.
-    if (token.startsWith('-') || token === '...') break;
+    // Only bare words name subcommands: an option, `[--x`, `<arg>` or `...` (any command) ends the
+    // name, and belongs to the command named so far (`events --school S` while events has subcommands).
+    if (!/^[a-z][a-z0-9-]*(\\?\|[a-z][a-z0-9-]*)*$/.test(token)) break;
     const names = token.split(/\\?\|/);
     const next = paths.flatMap((path) => names.map((name) => [...path, name]));
     const unknown = next.find((path) => !byPath.has(key(path)));
