@@ -1,7 +1,11 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { setMfaPolicy } from '../../src/auth/mfa/operator.js';
+import * as verifier from '../../src/verifier/index.js';
 import { createTestApp, postJson, seedAdmin, signIn, type TestApp } from '../helpers/app.js';
 import { me, refresh } from '../helpers/contract.js';
+import { REPO_ROOT } from '../helpers/cli-run.js';
 import { adminWithTotp, loginRequest } from '../helpers/mfa.js';
 import { readRepoFile, section } from './markdown.js';
 
@@ -67,5 +71,24 @@ describe('the README samples', () => {
     const sample = forbiddenSample('Second factor enrollment required');
     expect(keysOf(sample)).toEqual(Object.keys(body));
     expect(sample).toContain(`"mfa_methods":[],"expires_in":${String(body.expires_in)}`);
+  });
+});
+
+describe("the README's verifier example", () => {
+  const example = /```ts\n([\s\S]*?)```/.exec(section(README, 'Verifying tokens in another service'))?.[1] ?? '';
+
+  it('imports what the package exports as school-auth/verifier', () => {
+    const names = /import \{([^}]*)\} from 'school-auth\/verifier'/.exec(example)?.[1]?.split(',').map((name) => name.trim()) ?? [];
+    expect(names.length).toBeGreaterThan(0);
+    for (const name of names) expect(verifier).toHaveProperty(name);
+    const exported = (JSON.parse(readRepoFile('package.json')) as { exports: Record<string, { default: string }> }).exports['./verifier']!;
+    expect(existsSync(join(REPO_ROOT, exported.default))).toBe(true);
+  });
+
+  it('passes only options the verifier takes', () => {
+    const options = readRepoFile('src/verifier/index.ts');
+    const used = [...example.matchAll(/^\s+(\w+):/gm), ...example.matchAll(/`(\w+): '/g)].map((match) => match[1]!);
+    expect(used).toEqual(expect.arrayContaining(['issuer', 'audience', 'jwksUrl', 'maxTokenAge', 'requireAcr']));
+    for (const name of used) expect(options).toMatch(new RegExp(`readonly ${name}\\??: `));
   });
 });
