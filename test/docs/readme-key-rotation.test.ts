@@ -7,11 +7,13 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { REPO_ROOT } from '../helpers/cli-run.js';
 import { nowSeconds } from '../helpers/contract.js';
 
-// What the README promises about `keys rotate` is what operators plan a rotation by: it must
-// match what a running instance does and what it tells caches.
+// What the docs promise about `keys rotate` (the README's command table, docs/keys.md in full) is
+// what operators plan a rotation by: it must match what a running instance does and what it
+// tells caches.
 
 const README = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-const KEY_ROTATION = /\*\*Key rotation\.\*\*([\s\S]*?)\n\n/.exec(README)?.[1] ?? '';
+const KEYS_DOC = readFileSync(join(REPO_ROOT, 'docs', 'keys.md'), 'utf8');
+const KEY_ROTATION = /\*\*Key rotation\.\*\*([\s\S]*?)\n\n/.exec(KEYS_DOC)?.[1] ?? '';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -24,16 +26,23 @@ async function jwks(app: TestApp['app']): Promise<{ kids: string[]; cacheControl
   return { kids: response.json<{ keys: JWK[] }>().keys.map((key) => key.kid!), cacheControl: String(response.headers['cache-control']) };
 }
 
-describe('the README on key rotation', () => {
-  it('has a Key rotation paragraph', () => {
+describe('the docs on key rotation', () => {
+  it('have a Key rotation paragraph, linked from the README', () => {
     expect(KEY_ROTATION).not.toBe('');
+    expect(README).toContain('](docs/keys.md)');
   });
 
-  it('never says `keys rotate` publishes the key at once', () => {
-    expect(README).not.toMatch(/keys rotate`?\s+publishes a new key[^.;]*at once/);
+  it('never say `keys rotate` publishes the key at once', () => {
+    for (const text of [README, KEYS_DOC]) expect(text).not.toMatch(/keys rotate`?\s+publishes a new key[^.;]*at once/);
   });
 
-  it('a running instance shows a rotated key only once its key cache expires, as the README says', async () => {
+  it('the README says when a rotated key appears and when it signs', () => {
+    const row = README.split('\n').find((line) => line.startsWith('| `school-auth keys rotate`')) ?? '';
+    expect(row).toMatch(/within `KEY_CACHE_SECONDS`/);
+    expect(row).toMatch(/after `KEY_ACTIVATION_DELAY`/);
+  });
+
+  it('a running instance shows a rotated key only once its key cache expires, as docs/keys.md says', async () => {
     t = await createTestApp({ KEY_CACHE_SECONDS: '10' });
     const before = await jwks(t.app);
     // What `keys rotate` does: a new key in the shared database, signing KEY_ACTIVATION_DELAY later.
