@@ -86,7 +86,7 @@ describe("the README's verifier example", () => {
   });
 
   it('passes only options the verifier takes', () => {
-    const options = readRepoFile('src/verifier/index.ts');
+    const options = readRepoFile('src/verifier/verifier-options.ts');
     const used = [...example.matchAll(/^\s+(\w+):/gm), ...example.matchAll(/`(\w+): '/g)].map((match) => match[1]!);
     expect(used).toEqual(expect.arrayContaining(['issuer', 'audience', 'jwksUrl', 'maxTokenAge', 'requireAcr']));
     for (const name of used) expect(options).toMatch(new RegExp(`readonly ${name}\\??: `));
