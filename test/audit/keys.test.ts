@@ -8,14 +8,14 @@ import { sealBatch } from '../../src/auth/audit/sealer.js';
 import { verifyTrail } from '../../src/auth/audit/verify-trail.js';
 import { nowSeconds } from '../../src/runtime/clock.js';
 import { useTestApps } from '../helpers/app.js';
-import { recordEvents, sealAll } from '../helpers/audit.js';
+import { recordEvents, sealAll, withEmptyTrail } from '../helpers/audit.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
 
 describe.each(TEST_DIALECTS)('checkpoints and the signing keys on %s', (dialect) => {
   const open = useTestApps(dialect);
 
   it('checkpoints signed with a retired key still verify', async () => {
-    const t = await open();
+    const t = await withEmptyTrail(await open());
     const { db } = t.services;
     await recordEvents(t.services, 2, (s) => t.clock.advance(s));
     await sealAll(t.services);
@@ -32,7 +32,7 @@ describe.each(TEST_DIALECTS)('checkpoints and the signing keys on %s', (dialect)
   });
 
   it('a key withdrawn later is reported apart; no checkpoint is signed with a key already withdrawn', async () => {
-    const t = await open();
+    const t = await withEmptyTrail(await open());
     const { db } = t.services;
     await recordEvents(t.services, 2, (s) => t.clock.advance(s));
     await sealAll(t.services);

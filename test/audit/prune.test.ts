@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { prune } from '../../src/auth/housekeeping.js';
 import { verifyTrail } from '../../src/auth/audit/verify-trail.js';
 import { useTestApps } from '../helpers/app.js';
-import { recordEvents, sealAll } from '../helpers/audit.js';
+import { recordEvents, sealAll, withEmptyTrail } from '../helpers/audit.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
 
 const DAY = 86_400;
@@ -13,7 +13,7 @@ describe.each(TEST_DIALECTS)('prune and the audit chain on %s', (dialect) => {
 
   /** Four events sealed ten days ago (checkpoint at seq 4), three sealed a day ago (checkpoint at seq 7). */
   async function agedTrail() {
-    const t = await open();
+    const t = await withEmptyTrail(await open());
     await recordEvents(t.services, 4, (s) => t.clock.advance(s));
     await sealAll(t.services);
     t.clock.advance(9 * DAY);

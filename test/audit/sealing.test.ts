@@ -6,14 +6,14 @@ import { WRITE_SETTLE_MS, sealBatch } from '../../src/auth/audit/sealer.js';
 import { verifyTrail } from '../../src/auth/audit/verify-trail.js';
 import { CLI_CONTEXT, recordEvent } from '../../src/auth/audit/events.js';
 import { useTestApps } from '../helpers/app.js';
-import { recordEvents, sealAll } from '../helpers/audit.js';
+import { recordEvents, sealAll, withEmptyTrail } from '../helpers/audit.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
 
 describe.each(TEST_DIALECTS)('the audit sealer on %s', (dialect) => {
   const open = useTestApps(dialect);
 
   it('gives events consecutive seqs and chained hashes, and ends each batch with a checkpoint the JWKS verifies', async () => {
-    const t = await open();
+    const t = await withEmptyTrail(await open());
     const { db } = t.services;
     await recordEvents(t.services, 5, (s) => t.clock.advance(s));
     expect(await sealAll(t.services, 2)).toBe(3);
@@ -44,14 +44,14 @@ describe.each(TEST_DIALECTS)('the audit sealer on %s', (dialect) => {
   });
 
   it('verify passes before anything is sealed', async () => {
-    const t = await open();
+    const t = await withEmptyTrail(await open());
     expect(await verifyTrail(t.services.db)).toEqual({ ok: true, report: { events: 0, checkpoints: 0, withdrawnLater: 0, prunedThrough: 0, shipped: undefined } });
     await recordEvents(t.services, 2, (s) => t.clock.advance(s));
     expect(await verifyTrail(t.services.db)).toMatchObject({ ok: true, report: { events: 0, checkpoints: 0 } });
   });
 
   it('promises completeness only up to the settle margin, or the oldest event left unsealed', async () => {
-    const t = await open();
+    const t = await withEmptyTrail(await open());
     await recordEvents(t.services, 3, (s) => t.clock.advance(s));
     const first = await sealBatch(t.services, { limit: 1 });
     const oldestLeft = await t.services.db.selectFrom('events').select('at').where('seq', 'is', null).orderBy('id').executeTakeFirstOrThrow();
@@ -61,7 +61,7 @@ describe.each(TEST_DIALECTS)('the audit sealer on %s', (dialect) => {
   });
 
   it('a failure in the middle of a batch leaves no gap and no duplicate', async () => {
-    const t = await open();
+    const t = await withEmptyTrail(await open());
     const { db } = t.services;
     await recordEvents(t.services, 6, (s) => t.clock.advance(s));
     await sealBatch(t.services, { limit: 2 });
@@ -77,7 +77,7 @@ describe.each(TEST_DIALECTS)('the audit sealer on %s', (dialect) => {
   });
 
   it('sealers running at once take turns: one chain, no gap, no duplicate', async () => {
-    const t = await open();
+    const t = await withEmptyTrail(await open());
     const writing = recordEvents(t.services, 40, () => undefined);
     const sealers = Array.from({ length: 4 }, async () => {
       for (let round = 0; round < 10; round += 1) await sealBatch(t.services, { limit: 3 });
@@ -90,7 +90,7 @@ describe.each(TEST_DIALECTS)('the audit sealer on %s', (dialect) => {
   });
 
   it.runIf(dialect === 'postgres')('an event that commits after a later one is sealed after it, and verifies', async () => {
-    const t = await open();
+    const t = await withEmptyTrail(await open());
     const { db } = t.services;
     await db.transaction().execute(async (trx) => {
       await recordEvent(trx, t.clock, CLI_CONTEXT, { type: 'keys.rotated', detail: 'slow transaction' });

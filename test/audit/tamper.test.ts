@@ -4,7 +4,7 @@ import { chainHash, sealedView } from '../../src/auth/audit/canonical-event.js';
 import { verifyTrail } from '../../src/auth/audit/verify-trail.js';
 import type { Db } from '../../src/db/database.js';
 import { useTestApps, type TestApp } from '../helpers/app.js';
-import { recordEvents, sealAll } from '../helpers/audit.js';
+import { recordEvents, sealAll, withEmptyTrail } from '../helpers/audit.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
 
 /** The problem `events verify` reports, or 'ok'. */
@@ -21,7 +21,7 @@ describe.each(TEST_DIALECTS)('events verify names what was tampered with on %s',
 
   /** Five events sealed in batches of two: checkpoints at seq 2, 4 and 5. */
   async function sealedTrail(): Promise<{ t: TestApp; db: Db }> {
-    const t = await open();
+    const t = await withEmptyTrail(await open());
     await recordEvents(t.services, 5, (s) => t.clock.advance(s));
     t.clock.advance(120);
     await sealAll(t.services, 2);

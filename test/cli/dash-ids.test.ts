@@ -33,7 +33,7 @@ describe.concurrent('ids that begin with "-"', () => {
   test('school commands take a school id that begins with "-", before or after their options', SLOW, async ({ ws }) => {
     expect(await ws.run(['school', 'add', '-east', '--name', 'East Campus'])).toMatchObject({ code: 0, stdout: 'school "-east" created\n', stderr: '' });
     expect(await ws.run(['school', 'add', '--name', 'West Campus', '--west'])).toMatchObject({ code: 0, stdout: 'school "--west" created\n' });
-    expect(await ws.run(['school', 'mfa', '-east', 'required'])).toMatchObject({ code: 0, stdout: 'school "-east": second factor required\n' });
+    expect(await ws.run(['school', 'mfa', '-east', 'required'])).toMatchObject({ code: 0, stdout: 'school "-east": second factor required; 0 password-only sessions ended\n' });
     expect(await ws.run(['school', 'suspend', '-east'])).toMatchObject({ code: 0, stdout: 'school "-east" suspended; 0 sessions ended\n' });
     expect(await ws.run(['school', 'resume', '-east'])).toMatchObject({ code: 0, stdout: 'school "-east" resumed\n' });
     const schools = parseJson<{ school_id: string; name: string; mfa_policy: string }[]>(ok(await ws.run(['school', 'list', '--json'])));

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { describe, expect } from 'vitest';
 import { REPO_ROOT } from '../helpers/cli-run.js';
 import { cliTest as test, ok, parseJson, SLOW, type Workspace } from '../helpers/cli-workspace.js';
-import { sealAll } from '../helpers/audit.js';
+import { sealAll, withEmptyTrail } from '../helpers/audit.js';
 
 const PASSWORD = 'correct horse battery staple';
 /** Usernames that test the canonical form: control characters, non-ASCII, astral, a forged line. */
@@ -22,7 +22,7 @@ function runRecipe(input: string, ...args: string[]) {
 
 /** Failed logins with awkward usernames, then everything sealed (by this process, as `serve` would). */
 async function sealedWorkspace(ws: Workspace) {
-  const app = await ws.app();
+  const app = await withEmptyTrail(await ws.app());
   await app.seedSchool('lincoln-high');
   for (const username of NAMES) expect((await app.login({ school_id: 'lincoln-high', username, password: PASSWORD })).statusCode).toBe(401);
   await sealAll(app.services);

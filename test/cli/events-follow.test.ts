@@ -29,7 +29,7 @@ describe('school-auth events follow', () => {
     expect(follow.stdout).toBe('');
     await sealAll(app.services);
     await until(() => follow.stdout.includes('\n'), 'the sealed event');
-    expect(JSON.parse(follow.stdout)).toMatchObject({ seq: 2, type: 'login.failure', username: 'mallory', school_id: 'lincoln-high' });
+    expect(JSON.parse(follow.stdout)).toMatchObject({ seq: 3, type: 'login.failure', username: 'mallory', school_id: 'lincoln-high' });
 
     expect(await follow.stop('SIGTERM')).toEqual({ code: 0, signal: null });
   });

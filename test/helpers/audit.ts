@@ -18,3 +18,12 @@ export async function sealAll(services: Pick<AppContext, 'db' | 'clock' | 'keys'
 }
 
 export { CLI_CONTEXT };
+
+/**
+ * Starts a test app's audit trail empty: opening the services created its signing key, which is
+ * itself an event (keys.created); these tests count only the events they record.
+ */
+export async function withEmptyTrail<T extends { services: Pick<AppContext, 'db'> }>(app: T): Promise<T> {
+  await app.services.db.deleteFrom('events').execute();
+  return app;
+}

@@ -15,32 +15,51 @@ export class KeyEncryptionError extends UsageError {
   }
 }
 
-/** The kid is authenticated with the ciphertext, so a sealed key moved to another row never opens. */
-function labelOf(kid: string): string {
-  return `school-auth signing key ${kid}`;
+/**
+ * A stored secret: `label` is authenticated with its ciphertext (sealed text moved to another row
+ * never opens); `name` says which one in messages, never what it holds.
+ */
+export interface SealedSecretOwner {
+  readonly label: string;
+  readonly name: string;
 }
 
-/** Encrypts a private JWK (AES-256-GCM, a fresh random IV each time); plaintext without a key file. */
-export function sealPrivateJwk(privateJwk: string, kid: string, encryption: KeyEncryptionKey | undefined): string {
-  if (encryption === undefined) return privateJwk;
-  return sealText(privateJwk, labelOf(kid), encryption.key);
+/** Encrypts `text` (AES-256-GCM, a fresh random IV each time); stored as it is without a key file. */
+export function sealSecret(text: string, owner: SealedSecretOwner, encryption: KeyEncryptionKey | undefined): string {
+  if (encryption === undefined) return text;
+  return sealText(text, owner.label, encryption.key);
 }
 
 /**
- * The private JWK of a stored row. A plaintext row (stored before encryption was turned on) is
- * returned as it is; a sealed one needs the key file it was sealed with.
+ * A stored secret in clear. A plaintext one (stored before encryption was turned on) is returned
+ * as it is; a sealed one needs the key file it was sealed with, or this throws, naming the secret
+ * and KEY_ENCRYPTION_KEY_FILE.
  */
-export function openPrivateJwk(stored: string, kid: string, encryption: KeyEncryptionKey | undefined): string {
+export function openSecret(stored: string, owner: SealedSecretOwner, encryption: KeyEncryptionKey | undefined): string {
   if (!isSealed(stored)) return stored;
   if (encryption === undefined) {
-    throw new KeyEncryptionError(`signing key ${kid} is stored encrypted: set KEY_ENCRYPTION_KEY_FILE to the key file it was encrypted with`);
+    throw new KeyEncryptionError(`${owner.name} is stored encrypted: set KEY_ENCRYPTION_KEY_FILE to the key file it was encrypted with`);
   }
-  const opened = openSealedText(stored, labelOf(kid), encryption.key);
+  const opened = openSealedText(stored, owner.label, encryption.key);
   if (opened !== undefined) return opened;
   throw new KeyEncryptionError(
-    `signing key ${kid} cannot be decrypted with KEY_ENCRYPTION_KEY_FILE ${encryption.file}: ` +
-      'it is not the key file the key was encrypted with, or the stored key was altered',
+    `${owner.name} cannot be decrypted with KEY_ENCRYPTION_KEY_FILE ${encryption.file}: ` +
+      'it is not the key file it was encrypted with, or what is stored was altered',
   );
+}
+
+function signingKey(kid: string): SealedSecretOwner {
+  return { label: `school-auth signing key ${kid}`, name: `signing key ${kid}` };
+}
+
+/** Encrypts a private JWK under KEY_ENCRYPTION_KEY_FILE; plaintext without a key file. */
+export function sealPrivateJwk(privateJwk: string, kid: string, encryption: KeyEncryptionKey | undefined): string {
+  return sealSecret(privateJwk, signingKey(kid), encryption);
+}
+
+/** The private JWK of a stored row (see openSecret). */
+export function openPrivateJwk(stored: string, kid: string, encryption: KeyEncryptionKey | undefined): string {
+  return openSecret(stored, signingKey(kid), encryption);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { nowSeconds } from '../../runtime/clock.js';
-import { revokeFederatedSessions } from '../../db/queries/sso-sessions.js';
+import { revokeSessions } from '../../db/queries/session-ending.js';
 import { listSsoSettings } from '../../db/queries/sso-settings.js';
 import { recordEvent, type RequestContext } from '../audit/events.js';
 import type { AppContext } from '../context.js';
@@ -59,7 +59,7 @@ export async function backchannelLogout(deps: AppContext, token: string, context
     });
     if (!logoutClaimsValid(payload)) return false;
     const who = { subject: payload.sub, idpSession: typeof payload.sid === 'string' ? payload.sid : undefined };
-    const ended = await revokeFederatedSessions(deps.db, school.issuer, who, now);
+    const ended = await revokeSessions(deps.db, { ssoIssuer: school.issuer, ...who }, 'sso_logout', now);
     await recordEvent(deps.db, deps.clock, context, { type: 'sso.logout', schoolId: school.school_key, detail: `${ended.length} sessions ended` });
     return true;
   } catch (error) {

@@ -1,32 +1,20 @@
 import type { KeyEncryptionKey } from '../../config/key-encryption-key.js';
 import type { Db } from '../../db/database.js';
 import { listSsoSettings } from '../../db/queries/sso-settings.js';
-import { KeyEncryptionError } from '../keys/key-encryption.js';
-import { isSealed, openSealedText, sealText } from '../keys/sealed-text.js';
+import { openSecret, sealSecret, type SealedSecretOwner } from '../keys/key-encryption.js';
 
-/** The school is authenticated with the ciphertext: a sealed secret copied to another school never opens. */
-function labelOf(schoolKey: string): string {
-  return `school-auth sso client secret ${schoolKey}`;
+function clientSecretOf(schoolKey: string): SealedSecretOwner {
+  return { label: `school-auth sso client secret ${schoolKey}`, name: `the SSO client secret of school ${schoolKey}` };
 }
 
 /** Seals the IdP client secret under KEY_ENCRYPTION_KEY_FILE when one is set, as signing keys are. */
 export function sealClientSecret(secret: string, schoolKey: string, encryption: KeyEncryptionKey | undefined): string {
-  if (encryption === undefined) return secret;
-  return sealText(secret, labelOf(schoolKey), encryption.key);
+  return sealSecret(secret, clientSecretOf(schoolKey), encryption);
 }
 
-/** The stored client secret in clear; the error names the school and the key file, never the secret. */
+/** The stored client secret in clear (see openSecret); errors name the school, never the secret. */
 export function openClientSecret(stored: string, schoolKey: string, encryption: KeyEncryptionKey | undefined): string {
-  if (!isSealed(stored)) return stored;
-  if (encryption === undefined) {
-    throw new KeyEncryptionError(`the SSO client secret of school ${schoolKey} is stored encrypted: set KEY_ENCRYPTION_KEY_FILE to the key file it was encrypted with`);
-  }
-  const opened = openSealedText(stored, labelOf(schoolKey), encryption.key);
-  if (opened !== undefined) return opened;
-  throw new KeyEncryptionError(
-    `the SSO client secret of school ${schoolKey} cannot be decrypted with KEY_ENCRYPTION_KEY_FILE ${encryption.file}: ` +
-      'it is not the key file the secret was encrypted with, or the stored secret was altered',
-  );
+  return openSecret(stored, clientSecretOf(schoolKey), encryption);
 }
 
 /**

@@ -5,13 +5,15 @@ import type { DatabaseSchema } from '../schema/index.js';
 /**
  * Which sessions a revocation ends: one (only if it is that admin's, when `adminId` is given), one
  * admin's (all but `exceptSessionId`, when given), one school's (only those at `acr`, when given),
- * or the one a refresh token belongs to.
+ * the one a refresh token belongs to, or those signed in through the IdP `ssoIssuer` as
+ * `subject` and/or in its session `idpSession` (back-channel logout).
  */
 export type RevokeScope =
   | { sessionId: string; adminId?: string }
   | { adminId: string; exceptSessionId?: string }
   | { schoolKey: string; acr?: string }
-  | { refreshTokenHash: string };
+  | { refreshTokenHash: string }
+  | { ssoIssuer: string; subject?: string; idpSession?: string };
 
 type SessionsEb = ExpressionBuilder<DatabaseSchema, 'sessions'>;
 
@@ -27,7 +29,17 @@ function inScope(eb: SessionsEb, scope: RevokeScope): Expression<SqlBool> {
     const ofSchool = eb('admin_id', 'in', eb.selectFrom('admins').select('id').where('school_key', '=', scope.schoolKey));
     return scope.acr === undefined ? ofSchool : eb.and([ofSchool, eb('acr', '=', scope.acr)]);
   }
-  return eb('id', '=', eb.selectFrom('refresh_tokens').select('session_id').where('token_hash', '=', scope.refreshTokenHash));
+  if ('refreshTokenHash' in scope) return eb('id', '=', eb.selectFrom('refresh_tokens').select('session_id').where('token_hash', '=', scope.refreshTokenHash));
+  return federated(eb, scope);
+}
+
+/** Sessions of one IdP identity, of one IdP session, or (both named) of that identity in that session. */
+function federated(eb: SessionsEb, scope: { ssoIssuer: string; subject?: string; idpSession?: string }): Expression<SqlBool> {
+  const matches: Expression<SqlBool>[] = [];
+  if (scope.subject !== undefined) matches.push(eb('sso_subject', '=', scope.subject));
+  if (scope.idpSession !== undefined) matches.push(eb('sso_session', '=', scope.idpSession));
+  const who = scope.subject !== undefined && scope.idpSession !== undefined ? eb.and(matches) : eb.or(matches);
+  return eb.and([eb('sso_issuer', '=', scope.ssoIssuer), who]);
 }
 
 /**
