@@ -89,7 +89,8 @@ describe.each(TEST_DIALECTS)('the audit sealer on %s', (dialect) => {
     expect((await verifyTrail(t.services.db)).ok).toBe(true);
   });
 
-  it.runIf(dialect === 'postgres')('an event that commits after a later one is sealed after it, and verifies', async () => {
+  // Only PostgreSQL has concurrent writers whose commits can overtake each other.
+  if (dialect === 'postgres') it('an event that commits after a later one is sealed after it, and verifies', async () => {
     const t = await withEmptyTrail(await open());
     const { db } = t.services;
     await db.transaction().execute(async (trx) => {

@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+// CPU profile of the server's main thread under wrk load (what issue-level speed work starts from):
+//   node bench/profile.mjs <tree> <refresh|rotation|invalid> <outDir> [seconds=8]
+// Starts <tree>'s server as `npm start` does with --cpu-prof, loads it with wrk -t2 -c50 and
+// prints the heaviest functions by self time, and totals by package, per request answered.
+import process from 'node:process';
+import console from 'node:console';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { join, resolve } from 'node:path';
+import { URL, fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { serverEnv, startServer, stopChild } from './lib/procs.mjs';
+import * as S from './lib/scenarios.mjs';
+
+const [tree, scenario, outDir, secondsArg] = process.argv.slice(2);
+if (tree === undefined || scenario === undefined || outDir === undefined) {
+  process.stderr.write('usage: node bench/profile.mjs <tree> <refresh|rotation|invalid> <outDir> [seconds]\n');
+  process.exit(2);
+}
+const root = fileURLToPath(new URL('..', import.meta.url));
+const seconds = Number(secondsArg ?? 8);
+const rotation = scenario === 'rotation';
+
+async function wrk(url, script, duration, env) {
+  const args = ['-t2', '-c50', `-d${duration}s`, '-s', join(root, 'bench/wrk', `${script}.lua`), url];
+  const { stdout } = await promisify(execFile)('wrk', args, { env: { ...process.env, WRK_THREADS: '2', ...env } });
+  return Number(/Requests:\s*(\d+)|(\d+) requests in/.exec(stdout)?.slice(1).find(Boolean));
+}
+
+async function tokens(dir, url, name, count) {
+  const pool = S.sessionPool();
+  await S.seedSessions(url, pool, count, { workers: 4 });
+  const file = join(dir, `${name}.txt`);
+  await writeFile(file, `${pool.tokens.join('\n')}\n`);
+  return file;
+}
+
+const cwd = await mkdtemp(join(os.tmpdir(), 'school-auth-prof-'));
+const entry = join(resolve(tree), 'dist/cli/main.js');
+await S.seedAdmins(entry, { env: serverEnv(cwd, rotation), cwd });
+const server = await startServer({ entry, env: serverEnv(cwd, rotation), cwd, cpuProfDir: resolve(outDir) });
+let requests;
+try {
+  const count = rotation ? 70 : 200;
+  await wrk(server.url, scenario, 2, { TOKENS_FILE: await tokens(cwd, server.url, 'warm', count) });
+  requests = await wrk(server.url, scenario, seconds, { TOKENS_FILE: await tokens(cwd, server.url, 'measured', count) });
+} finally {
+  await stopChild(server.child);
+  await rm(cwd, { recursive: true, force: true });
+}
+// CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread.
+const file = (await readdir(outDir)).filter((name) => /\.\d+\.0\.\d+\.cpuprofile$/.test(name)).sort().at(-1);
+const profile = JSON.parse(await readFile(join(outDir, file), 'utf8'));
+const selfUs = new Map();
+const dt = new Map();
+for (let i = 0; i < profile.samples.length; i++) dt.set(profile.samples[i], (dt.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0));
+const byName = new Map();
+const byPackage = new Map();
+for (const node of profile.nodes) {
+  const us = dt.get(node.id) ?? 0;
+  const { functionName, url, lineNumber } = node.callFrame;
+  const where = url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/dist\//, 'dist/');
+  const key = `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`;
+  byName.set(key, (byName.get(key) ?? 0) + us);
+  const pkg = url === '' ? functionName : url.startsWith('node:') ? 'node:internal' : url.includes('node_modules/') ? url.replace(/^.*node_modules\/((@[^/]+\/)?[^/]+).*$/, '$1') : url.includes('/dist/') ? 'school-auth' : 'other';
+  byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + us);
+  selfUs.set(node.id, us);
+}
+const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
+const idle = byPackage.get('(idle)') ?? 0;
+console.log(`${file}: ${requests} requests in ${seconds}s (${Math.round(requests / seconds)}/s), profile ${(total / 1e6).toFixed(1)} s, idle ${(idle / 1e6).toFixed(1)} s`);
+console.log(`main thread busy per request (whole run incl. warm-up and seeding): ${((total - idle) / requests).toFixed(1)} µs`);
+const show = (map, n) => [...map].sort((a, b) => b[1] - a[1]).slice(0, n).forEach(([k, v]) => console.log(`${(v / requests).toFixed(2).padStart(8)} µs  ${k}`));
+console.log('-- by package'); show(byPackage, 15);
+console.log('-- by function'); show(byName, 40);
