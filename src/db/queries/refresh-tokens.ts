@@ -3,6 +3,7 @@ import { dialectOf, type Db } from '../database.js';
 import type { RefreshTokensTable } from '../schema/refresh-tokens.js';
 import type { SessionsTable } from '../schema/sessions.js';
 import { inGroupCommit } from '../group-commit.js';
+import { precompiled } from '../precompiled.js';
 import { LIVENESS_SQL, SESSIONS_WITH_OWNER, touchSession, type SessionLiveness, type SessionOwner } from './sessions.js';
 
 /** Everything a refresh decides on. */
@@ -11,12 +12,14 @@ export type RefreshGrant = Pick<Selectable<RefreshTokensTable>, 'session_id' | '
   SessionOwner &
   SessionLiveness;
 
-/** Everything a refresh decides on, read with one query from the token's hash (sql: see SESSIONS_WITH_OWNER). */
-export async function findRefreshGrant(db: Db, tokenHash: string): Promise<RefreshGrant | undefined> {
-  const { rows } = await sql<RefreshGrant>`select refresh_tokens.session_id, refresh_tokens.consumed_at, refresh_tokens.successor_sealed,
+const refreshGrantByHash = precompiled((tokenHash: string) => sql<RefreshGrant>`select refresh_tokens.session_id, refresh_tokens.consumed_at, refresh_tokens.successor_sealed,
     sessions.admin_id, admins.username, admins.school_key, schools.school_id, sessions.acr, sessions.amr, ${LIVENESS_SQL}
     from ${SESSIONS_WITH_OWNER} inner join refresh_tokens on refresh_tokens.session_id = sessions.id
-    where "refresh_tokens"."token_hash" = ${tokenHash}`.execute(db);
+    where "refresh_tokens"."token_hash" = ${tokenHash}`);
+
+/** Everything a refresh decides on, read with one query from the token's hash (sql: see SESSIONS_WITH_OWNER). */
+export async function findRefreshGrant(db: Db, tokenHash: string): Promise<RefreshGrant | undefined> {
+  const { rows } = await refreshGrantByHash(db, tokenHash);
   return rows[0];
 }
 
@@ -35,11 +38,17 @@ export interface Rotation {
  * decides a race between two refreshes of one token, or between a refresh and a revocation.
  * Like the lookup, the statements of every rotation are written with `sql`.
  */
-function consumeToken(rotation: Rotation) {
-  return sql`update refresh_tokens set consumed_at = ${rotation.now}, successor_sealed = ${rotation.successorSealed}
-    where token_hash = ${rotation.tokenHash} and consumed_at is null
-    and exists (select sessions.id from sessions where sessions.id = ${rotation.sessionId} and sessions.revoked_at is null)`;
+function consumeToken(now: number, successorSealed: string, tokenHash: string, sessionId: string) {
+  return sql`update refresh_tokens set consumed_at = ${now}, successor_sealed = ${successorSealed}
+    where token_hash = ${tokenHash} and consumed_at is null
+    and exists (select sessions.id from sessions where sessions.id = ${sessionId} and sessions.revoked_at is null)`;
 }
+
+const consume = precompiled(consumeToken);
+const insertSuccessor = precompiled(
+  (tokenHash: string, sessionId: string, createdAt: number) => sql`insert into refresh_tokens (token_hash, session_id, created_at, consumed_at, successor_sealed)
+    values (${tokenHash}, ${sessionId}, ${createdAt}, null, null)`,
+);
 
 /**
  * Rotates a refresh token, atomically, inside or outside the caller's transaction. The
@@ -52,10 +61,9 @@ function consumeToken(rotation: Rotation) {
 export async function rotateRefreshToken(db: Db, rotation: Rotation): Promise<boolean> {
   if (dialectOf(db) === 'postgres') return (await rotateInOneStatement(db, rotation)) > 0;
   return inGroupCommit(db, async (trx) => {
-    const consumed = await consumeToken(rotation).execute(trx);
+    const consumed = await consume(trx, rotation.now, rotation.successorSealed, rotation.tokenHash, rotation.sessionId);
     if ((consumed.numAffectedRows ?? 0n) === 0n) return false;
-    await sql`insert into refresh_tokens (token_hash, session_id, created_at, consumed_at, successor_sealed)
-      values (${rotation.successorHash}, ${rotation.sessionId}, ${rotation.now}, null, null)`.execute(trx);
+    await insertSuccessor(trx, rotation.successorHash, rotation.sessionId, rotation.now);
     if (rotation.touchSession) await touchSession(trx, rotation.sessionId, rotation.now);
     return true;
   });
@@ -68,7 +76,7 @@ export async function rotateRefreshToken(db: Db, rotation: Rotation): Promise<bo
  */
 async function rotateInOneStatement(db: Db, rotation: Rotation): Promise<number> {
   // Not count(*): statements with a `*` are not prepared (see postgres-statements.ts).
-  const { rows } = await sql<{ rotated: string }>`with consumed as (${consumeToken(rotation)} returning session_id),
+  const { rows } = await sql<{ rotated: string }>`with consumed as (${consumeToken(rotation.now, rotation.successorSealed, rotation.tokenHash, rotation.sessionId)} returning session_id),
     successor as (insert into refresh_tokens (token_hash, session_id, created_at)
       select cast(${rotation.successorHash} as text), consumed.session_id, cast(${rotation.now} as bigint) from consumed),
     touched as (update sessions set last_used_at = ${rotation.now}

@@ -5,6 +5,7 @@ import { revokeSessions } from './session-ending.js';
 import type { AdminsTable } from '../schema/admins.js';
 import type { SchoolsTable } from '../schema/schools.js';
 import type { SessionsTable } from '../schema/sessions.js';
+import { precompiled } from '../precompiled.js';
 import { storableText } from '../text.js';
 
 export type Session = Selectable<SessionsTable>;
@@ -104,9 +105,11 @@ export async function findSessionStatus(db: Db, sessionId: string): Promise<Sess
   return rows[0];
 }
 
-/** Moves a session's idle clock. */
+const setLastUsed = precompiled((now: number, sessionId: string) => sql`update sessions set last_used_at = ${now} where id = ${sessionId}`);
+
+/** Moves a session's idle clock (on the refresh path, hence precompiled). */
 export async function touchSession(db: Db, sessionId: string, now: number): Promise<void> {
-  await db.updateTable('sessions').set({ last_used_at: now }).where('id', '=', sessionId).execute();
+  await setLastUsed(db, now, sessionId);
 }
 
 /** Who owns a session, as the queries over SESSIONS_WITH_OWNER read it. */
