@@ -1,11 +1,14 @@
 #!/usr/bin/env node
-// CPU profile of the server's main thread under wrk load (what issue-level speed work starts from):
+// CPU profile of the server's main thread under wrk load (what speed work starts from):
 //   node bench/profile.mjs <tree> <refresh|rotation|invalid> <outDir> [seconds=8]
 // Starts <tree>'s server as `npm start` does with --cpu-prof, loads it with wrk -t2 -c50 and
 // prints the heaviest functions by self time, and totals by package, per request answered.
+// With outDir `--threads` it profiles nothing and prints instead each server thread's CPU time
+// (from /proc) per request over the measured seconds.
 import process from 'node:process';
 import console from 'node:console';
 import { execFile } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
@@ -16,7 +19,7 @@ import * as S from './lib/scenarios.mjs';
 
 const [tree, scenario, outDir, secondsArg] = process.argv.slice(2);
 if (tree === undefined || scenario === undefined || outDir === undefined) {
-  process.stderr.write('usage: node bench/profile.mjs <tree> <refresh|rotation|invalid> <outDir> [seconds]\n');
+  process.stderr.write('usage: node bench/profile.mjs <tree> <refresh|rotation|invalid> <outDir|--threads> [seconds]\n');
   process.exit(2);
 }
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -37,19 +40,40 @@ async function tokens(dir, url, name, count) {
   return file;
 }
 
+/** CPU time (ticks of 10 ms) of each thread of a process, by thread id. */
+function threadTicks(pid) {
+  const ticks = new Map();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks.set(tid, Number(fields[11]) + Number(fields[12]));
+  }
+  return ticks;
+}
+
+const threads = outDir === '--threads';
 const cwd = await mkdtemp(join(os.tmpdir(), 'school-auth-prof-'));
 const entry = join(resolve(tree), 'dist/cli/main.js');
 await S.seedAdmins(entry, { env: serverEnv(cwd, rotation), cwd });
-const server = await startServer({ entry, env: serverEnv(cwd, rotation), cwd, cpuProfDir: resolve(outDir) });
+const server = await startServer({ entry, env: serverEnv(cwd, rotation), cwd, cpuProfDir: threads ? undefined : resolve(outDir) });
 let requests;
 try {
   const count = rotation ? 70 : 200;
   await wrk(server.url, scenario, 2, { TOKENS_FILE: await tokens(cwd, server.url, 'warm', count) });
-  requests = await wrk(server.url, scenario, seconds, { TOKENS_FILE: await tokens(cwd, server.url, 'measured', count) });
+  const measured = await tokens(cwd, server.url, 'measured', count);
+  const before = threadTicks(server.child.pid);
+  requests = await wrk(server.url, scenario, seconds, { TOKENS_FILE: measured });
+  if (threads) {
+    const perRequest = [...threadTicks(server.child.pid)].map(([tid, ticks]) => [tid, ((ticks - (before.get(tid) ?? 0)) * 10_000) / requests]);
+    const total = perRequest.reduce((sum, [, us]) => sum + us, 0);
+    console.log(`${tree}: ${requests} requests in ${seconds}s (${Math.round(requests / seconds)}/s), CPU per request ${total.toFixed(1)} µs`);
+    for (const [tid, us] of perRequest.filter(([, us]) => us >= 0.5).sort((a, b) => b[1] - a[1])) console.log(`${us.toFixed(1).padStart(8)} µs  thread ${tid}`);
+  }
 } finally {
   await stopChild(server.child);
   await rm(cwd, { recursive: true, force: true });
 }
+if (threads) process.exit(0);
 // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread.
 const file = (await readdir(outDir)).filter((name) => /\.\d+\.0\.\d+\.cpuprofile$/.test(name)).sort().at(-1);
 const profile = JSON.parse(await readFile(join(outDir, file), 'utf8'));
