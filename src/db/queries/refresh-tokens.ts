@@ -72,15 +72,22 @@ export async function rotateRefreshToken(db: Db, rotation: Rotation): Promise<bo
 /**
  * The CTEs consume the token, insert its successor only if the consumption happened, and move
  * the idle clock when asked to; data-modifying CTEs all run, whether or not the outer query reads
- * them. Returns how many tokens were consumed (0 or 1).
+ * them. `now` is passed three times because a precompiled statement places each argument once.
+ * Not count(*): statements with a `*` are not prepared (see postgres-statements.ts).
  */
-async function rotateInOneStatement(db: Db, rotation: Rotation): Promise<number> {
-  // Not count(*): statements with a `*` are not prepared (see postgres-statements.ts).
-  const { rows } = await sql<{ rotated: string }>`with consumed as (${consumeToken(rotation.now, rotation.successorSealed, rotation.tokenHash, rotation.sessionId)} returning session_id),
+const rotateStatement = precompiled(
+  (consumedAt: number, sealed: string, tokenHash: string, sessionId: string, successorHash: string, createdAt: number, touchedAt: number, touch: boolean) =>
+    sql<{ rotated: string }>`with consumed as (${consumeToken(consumedAt, sealed, tokenHash, sessionId)} returning session_id),
     successor as (insert into refresh_tokens (token_hash, session_id, created_at)
-      select cast(${rotation.successorHash} as text), consumed.session_id, cast(${rotation.now} as bigint) from consumed),
-    touched as (update sessions set last_used_at = ${rotation.now}
-      where id in (select consumed.session_id from consumed) and cast(${rotation.touchSession} as boolean))
-    select count(consumed.session_id) as rotated from consumed`.execute(db);
+      select cast(${successorHash} as text), consumed.session_id, cast(${createdAt} as bigint) from consumed),
+    touched as (update sessions set last_used_at = ${touchedAt}
+      where id in (select consumed.session_id from consumed) and cast(${touch} as boolean))
+    select count(consumed.session_id) as rotated from consumed`,
+);
+
+/** Rotates in one statement on PostgreSQL; returns how many tokens were consumed (0 or 1). */
+async function rotateInOneStatement(db: Db, rotation: Rotation): Promise<number> {
+  const { now } = rotation;
+  const { rows } = await rotateStatement(db, now, rotation.successorSealed, rotation.tokenHash, rotation.sessionId, rotation.successorHash, now, now, rotation.touchSession);
   return Number(rows[0]?.rotated ?? 0);
 }
