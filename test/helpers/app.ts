@@ -24,9 +24,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
 }
 
 /** The real application on a fresh migrated database, with a clock the test controls. */
-export async function createTestApp(env: Record<string, string> = {}, dialect: Dialect = 'sqlite'): Promise<TestApp> {
+export async function createTestApp(env: Record<string, string> = {}, dialect: Dialect = 'sqlite', clock = new TestClock()): Promise<TestApp> {
   const config = testConfig(env);
-  const clock = new TestClock();
   const services = await openServices(config, { clock, database: await createTestDatabase(dialect) });
   const app = await buildApp(services);
   return {

@@ -1,15 +1,12 @@
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { addSchool } from '../../src/auth/accounts/schools.js';
-import type { AppContext } from '../../src/auth/context.js';
 import { linkAdmin, type LinkTarget } from '../../src/auth/sso/links.js';
 import { setSso, type SsoOptions } from '../../src/auth/sso/settings.js';
 import type { Dialect } from '../../src/db/database.js';
-import { closeServices, openServices } from '../../src/services.js';
-import { PASSWORD, postJson, testConfig } from './app.js';
+import { PASSWORD, createTestApp, postJson, type TestApp } from './app.js';
 import { TestClock } from './clock.js';
-import { createTestDatabase } from './database.js';
-import { pkcePair, signInAtIdp, type TestIdp } from './oidc-idp.js';
+import { TestIdp, pkcePair, signInAtIdp, type IdpSetup } from './oidc-idp.js';
 import { addAdmin } from '../../src/auth/accounts/admins.js';
 
 export const FRONT_END = 'http://localhost:5173/signed-in';
@@ -22,32 +19,56 @@ export function idpClient(clientId = 'school-auth', extra: Record<string, unknow
   return { client_id: clientId, client_secret: `${clientId}-secret`, redirect_uris: [CALLBACK], backchannel_logout_uri: `${PUBLIC_URL}/admin/auth/sso/backchannel-logout`, backchannel_logout_session_required: true, ...extra };
 }
 
-export interface SsoApp {
-  readonly app: FastifyInstance;
-  readonly services: AppContext;
-  readonly clock: TestClock;
-  readonly config: AppContext['config'];
-  close(): Promise<void>;
-}
+export type SsoApp = TestApp;
 
 /**
  * The real application on a fresh database, with a clock that starts at the real time (the IdP
  * in its own process signs with real time) and only moves when the test says so.
  */
 export async function openSsoApp(dialect: Dialect, env: Record<string, string> = {}): Promise<SsoApp> {
-  const config = testConfig({ PUBLIC_URL, SSO_REDIRECT_URIS: `${FRONT_END},http://localhost:5173/other`, SSO_ALLOW_HTTP_LOOPBACK: 'on', ...env });
-  const clock = new TestClock(Date.now());
-  const services = await openServices(config, { clock, database: await createTestDatabase(dialect) });
-  const app = await buildApp(services);
-  await addSchool(services, SCHOOL, undefined);
+  const settings = { PUBLIC_URL, SSO_REDIRECT_URIS: `${FRONT_END},http://localhost:5173/other`, SSO_ALLOW_HTTP_LOOPBACK: 'on', ...env };
+  const world = await createTestApp(settings, dialect, new TestClock(Date.now()));
+  await addSchool(world.services, SCHOOL, undefined);
+  return world;
+}
+
+/** One IdP for a describe block and the app of its current test. */
+export interface IdpSuite {
+  readonly idp: TestIdp;
+  readonly world: SsoApp;
+  /** Opens the current test's app (closed after the test). */
+  open(dialect: Dialect, env?: Record<string, string>): Promise<SsoApp>;
+}
+
+/**
+ * The lifecycle the SSO suites share: one IdP process per describe block, started before its
+ * first test and stopped after its last; a fresh app per test, closed after it, with the IdP put
+ * back in its normal mode.
+ */
+export function idpSuite(setup: IdpSetup): IdpSuite {
+  let idp: TestIdp | undefined;
+  let world: SsoApp | undefined;
+  beforeAll(async () => {
+    idp = await TestIdp.start(setup);
+  });
+  afterAll(() => idp?.close());
+  afterEach(async () => {
+    await idp?.setMode({ mode: 'normal' });
+    await world?.close();
+    world = undefined;
+  });
   return {
-    app,
-    services,
-    clock,
-    config,
-    close: async () => {
-      await app.close();
-      await closeServices(services);
+    get idp() {
+      if (idp === undefined) throw new Error('the IdP starts before the first test');
+      return idp;
+    },
+    get world() {
+      if (world === undefined) throw new Error('open() the app first');
+      return world;
+    },
+    async open(dialect, env) {
+      world = await openSsoApp(dialect, env);
+      return world;
     },
   };
 }

@@ -1,9 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
 import { postJson } from '../helpers/app.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
-import { TestIdp } from '../helpers/oidc-idp.js';
-import { idpClient, linkedAdmin, openSsoApp, signInThroughIdp, useIdp, type SsoApp } from '../helpers/sso.js';
+import { idpClient, linkedAdmin, signInThroughIdp, useIdp, idpSuite } from '../helpers/sso.js';
 
 const USERS = {
   'alice-sub': { email: 'alice@district.example', email_verified: true },
@@ -11,29 +10,23 @@ const USERS = {
 };
 
 describe.each(TEST_DIALECTS)('back-channel logout (%s)', (dialect) => {
-  let idp: TestIdp;
-  let world: SsoApp;
-  beforeAll(async () => {
-    idp = await TestIdp.start({ clients: [idpClient()], users: USERS });
-  });
-  afterAll(() => idp.close());
-  afterEach(() => world.close());
+  const suite = idpSuite({ clients: [idpClient()], users: USERS });
 
   async function setUp() {
-    world = await openSsoApp(dialect);
-    await useIdp(world, idp);
-    await linkedAdmin(world, { subject: 'alice-sub' });
-    await linkedAdmin(world, { subject: 'bob-sub' }, 'bob');
+    await suite.open(dialect);
+    await useIdp(suite.world, suite.idp);
+    await linkedAdmin(suite.world, { subject: 'alice-sub' });
+    await linkedAdmin(suite.world, { subject: 'bob-sub' }, 'bob');
   }
 
   async function signedIn(login: string) {
-    const answer = await signInThroughIdp(world, login);
+    const answer = await signInThroughIdp(suite.world, login);
     expect(answer.statusCode).toBe(200);
     return answer.json<{ access_token: string; refresh_token: string }>();
   }
 
   function deliver(token: string) {
-    return world.app.inject({
+    return suite.world.app.inject({
       method: 'POST',
       url: '/admin/auth/sso/backchannel-logout',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -45,24 +38,24 @@ describe.each(TEST_DIALECTS)('back-channel logout (%s)', (dialect) => {
     await setUp();
     const alice = await signedIn('alice-sub');
     const bob = await signedIn('bob-sub');
-    const answer = await deliver(await idp.logoutToken({ aud: 'school-auth', sub: 'alice-sub' }));
+    const answer = await deliver(await suite.idp.logoutToken({ aud: 'school-auth', sub: 'alice-sub' }));
     expect(answer.statusCode).toBe(200);
-    expect((await postJson(world.app, '/auth/refresh', { refresh_token: alice.refresh_token })).statusCode).toBe(401);
-    expect((await postJson(world.app, '/auth/refresh', { refresh_token: bob.refresh_token })).statusCode).toBe(200);
-    world.clock.advance(2); // past the feed's cache of its unconditional answer
-    const feed = await world.app.inject({ method: 'GET', url: '/auth/revocations' });
+    expect((await postJson(suite.world.app, '/auth/refresh', { refresh_token: alice.refresh_token })).statusCode).toBe(401);
+    expect((await postJson(suite.world.app, '/auth/refresh', { refresh_token: bob.refresh_token })).statusCode).toBe(200);
+    suite.world.clock.advance(2); // past the feed's cache of its unconditional answer
+    const feed = await suite.world.app.inject({ method: 'GET', url: '/auth/revocations' });
     expect(feed.json<{ sids: string[] }>().sids).toEqual([decodeJwt(alice.access_token).sid]);
-    const events = await world.services.db.selectFrom('events').select('detail').where('type', '=', 'sso.logout').execute();
+    const events = await suite.world.services.db.selectFrom('events').select('detail').where('type', '=', 'sso.logout').execute();
     expect(events).toEqual([{ detail: '1 sessions ended' }]);
   });
 
   it('ends the sessions of an IdP session named by sid', async () => {
     await setUp();
     const alice = await signedIn('alice-sub');
-    const session = await world.services.db.selectFrom('sessions').select('sso_session').where('id', '=', String(decodeJwt(alice.access_token).sid)).executeTakeFirstOrThrow();
+    const session = await suite.world.services.db.selectFrom('sessions').select('sso_session').where('id', '=', String(decodeJwt(alice.access_token).sid)).executeTakeFirstOrThrow();
     expect(session.sso_session).toEqual(expect.any(String));
-    expect((await deliver(await idp.logoutToken({ aud: 'school-auth', sid: session.sso_session }))).statusCode).toBe(200);
-    expect((await postJson(world.app, '/auth/refresh', { refresh_token: alice.refresh_token })).statusCode).toBe(401);
+    expect((await deliver(await suite.idp.logoutToken({ aud: 'school-auth', sid: session.sso_session }))).statusCode).toBe(200);
+    expect((await postJson(suite.world.app, '/auth/refresh', { refresh_token: alice.refresh_token })).statusCode).toBe(401);
   });
 
   it.each([
@@ -76,15 +69,15 @@ describe.each(TEST_DIALECTS)('back-channel logout (%s)', (dialect) => {
   ] as const)('refuses a logout token with %s, ending nothing', async (_name, claims, options) => {
     await setUp();
     const alice = await signedIn('alice-sub');
-    const answer = await deliver(await idp.logoutToken(claims, options));
+    const answer = await deliver(await suite.idp.logoutToken(claims, options));
     expect(answer.statusCode).toBe(400);
     expect(answer.json()).toEqual({ detail: 'Invalid logout token' });
-    expect((await postJson(world.app, '/auth/refresh', { refresh_token: alice.refresh_token })).statusCode).toBe(200);
+    expect((await postJson(suite.world.app, '/auth/refresh', { refresh_token: alice.refresh_token })).statusCode).toBe(200);
   });
 
   it('refuses a missing token', async () => {
     await setUp();
-    const answer = await world.app.inject({ method: 'POST', url: '/admin/auth/sso/backchannel-logout', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
+    const answer = await suite.world.app.inject({ method: 'POST', url: '/admin/auth/sso/backchannel-logout', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
     expect(answer.statusCode).toBe(400);
   });
 });

@@ -1,7 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TEST_DIALECTS } from '../helpers/database.js';
-import { TestIdp, type IdpMode } from '../helpers/oidc-idp.js';
-import { idpClient, linkedAdmin, openSsoApp, reachCallback, useIdp, type SsoApp } from '../helpers/sso.js';
+import { type IdpMode } from '../helpers/oidc-idp.js';
+import { idpClient, linkedAdmin, reachCallback, useIdp, idpSuite } from '../helpers/sso.js';
 
 const USERS = { 'alice-sub': { email: 'alice@district.example', email_verified: true } };
 const now = () => Math.floor(Date.now() / 1000);
@@ -24,39 +24,30 @@ const TAMPERED: [string, IdpMode['tamper']][] = [
 ];
 
 describe.each(TEST_DIALECTS)('ID token checks (%s)', (dialect) => {
-  let idp: TestIdp;
-  let world: SsoApp;
-  beforeAll(async () => {
-    idp = await TestIdp.start({ clients: [idpClient()], users: USERS, idTokenTtl: 60 });
-  });
-  afterAll(() => idp.close());
-  afterEach(async () => {
-    await idp.setMode({ mode: 'normal' });
-    await world.close();
-  });
+  const suite = idpSuite({ clients: [idpClient()], users: USERS, idTokenTtl: 60 });
 
   async function setUp() {
-    world = await openSsoApp(dialect);
-    await useIdp(world, idp);
-    await linkedAdmin(world, { subject: 'alice-sub' });
+    await suite.open(dialect);
+    await useIdp(suite.world, suite.idp);
+    await linkedAdmin(suite.world, { subject: 'alice-sub' });
   }
 
   async function failureReasons(): Promise<string[]> {
-    const rows = await world.services.db.selectFrom('events').select('detail').where('type', '=', 'sso.failure').execute();
+    const rows = await suite.world.services.db.selectFrom('events').select('detail').where('type', '=', 'sso.failure').execute();
     return rows.map((row) => row.detail ?? '');
   }
 
   it('accepts a token re-signed with the IdP key and nothing changed (the tampering itself breaks nothing)', async () => {
     await setUp();
-    await idp.setMode({ tamper: {} });
-    const callback = await reachCallback(world, 'alice-sub');
+    await suite.idp.setMode({ tamper: {} });
+    const callback = await reachCallback(suite.world, 'alice-sub');
     expect(callback.location?.searchParams.get('code')).toBeTruthy();
   });
 
   it.each(TAMPERED)('refuses an ID token with %s', async (_name, tamper) => {
     await setUp();
-    await idp.setMode({ tamper });
-    const callback = await reachCallback(world, 'alice-sub');
+    await suite.idp.setMode({ tamper });
+    const callback = await reachCallback(suite.world, 'alice-sub');
     expect(callback.response.statusCode).toBe(302);
     expect(callback.location?.searchParams.get('error')).toBe('access_denied');
     expect(callback.location?.searchParams.get('code')).toBeNull();
@@ -65,7 +56,7 @@ describe.each(TEST_DIALECTS)('ID token checks (%s)', (dialect) => {
 
   it('refuses an expired ID token (injected clock past its exp)', async () => {
     await setUp();
-    const callback = await reachCallback(world, 'alice-sub', { beforeCallback: () => world.clock.advance(120) });
+    const callback = await reachCallback(suite.world, 'alice-sub', { beforeCallback: () => suite.world.clock.advance(120) });
     expect(callback.location?.searchParams.get('error')).toBe('access_denied');
     expect(await failureReasons()).toEqual([expect.stringMatching(/^id_token_rejected/)]);
   });

@@ -1,10 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { setAdminEnabled } from '../../src/auth/accounts/admins.js';
 import { addSchool, suspendSchool } from '../../src/auth/accounts/schools.js';
 import { linkAdmin } from '../../src/auth/sso/links.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
-import { TestIdp } from '../helpers/oidc-idp.js';
-import { SCHOOL, idpClient, linkedAdmin, openSsoApp, reachCallback, useIdp, type SsoApp } from '../helpers/sso.js';
+import { SCHOOL, idpClient, linkedAdmin, reachCallback, useIdp, idpSuite } from '../helpers/sso.js';
 
 const TENANT = '7d3f1c2a-0b4e-4f5a-9c8d-1e2f3a4b5c6d';
 const USERS = {
@@ -16,21 +15,15 @@ const USERS = {
 };
 
 describe.each(TEST_DIALECTS)('who may sign in (%s)', (dialect) => {
-  let idp: TestIdp;
-  let world: SsoApp;
-  beforeAll(async () => {
-    idp = await TestIdp.start({ clients: [idpClient()], users: USERS });
-  });
-  afterAll(() => idp.close());
-  afterEach(() => world.close());
+  const suite = idpSuite({ clients: [idpClient()], users: USERS });
 
   async function outcome(login: string): Promise<string> {
-    const callback = await reachCallback(world, login);
+    const callback = await reachCallback(suite.world, login);
     return callback.location?.searchParams.has('code') === true ? 'signed in' : (callback.location?.searchParams.get('error') ?? `status ${callback.response.statusCode}`);
   }
 
   async function lastFailure(): Promise<string | null> {
-    const row = await world.services.db.selectFrom('events').select('detail').where('type', '=', 'sso.failure').orderBy('id', 'desc').executeTakeFirst();
+    const row = await suite.world.services.db.selectFrom('events').select('detail').where('type', '=', 'sso.failure').orderBy('id', 'desc').executeTakeFirst();
     return row?.detail ?? null;
   }
 
@@ -40,82 +33,82 @@ describe.each(TEST_DIALECTS)('who may sign in (%s)', (dialect) => {
     ['clever', { provider: 'clever', district: 'd-1' }, 'district'],
     ['oidc with --domains', { provider: 'oidc', domains: 'district.example' }, 'domain'],
   ] as const)('%s: the allowlist claim decides', async (_name, options, reason) => {
-    world = await openSsoApp(dialect);
-    await useIdp(world, idp, options);
-    await linkedAdmin(world, { subject: 'staff' });
-    await linkedAdmin(world, { subject: 'outsider' }, 'eve');
+    await suite.open(dialect);
+    await useIdp(suite.world, suite.idp, options);
+    await linkedAdmin(suite.world, { subject: 'staff' });
+    await linkedAdmin(suite.world, { subject: 'outsider' }, 'eve');
     expect(await outcome('staff')).toBe('signed in');
     expect(await outcome('outsider')).toBe('access_denied');
     expect(await lastFailure()).toBe(reason);
   });
 
   it('google: an account without hd (a consumer account) is refused', async () => {
-    world = await openSsoApp(dialect);
-    await useIdp(world, idp, { provider: 'google', domains: 'district.example' });
-    await linkedAdmin(world, { subject: 'consumer' });
+    await suite.open(dialect);
+    await useIdp(suite.world, suite.idp, { provider: 'google', domains: 'district.example' });
+    await linkedAdmin(suite.world, { subject: 'consumer' });
     expect(await outcome('consumer')).toBe('access_denied');
     expect(await lastFailure()).toBe('domain');
   });
 
   it('an email link binds only with email_verified true', async () => {
-    world = await openSsoApp(dialect);
-    await useIdp(world, idp);
-    await linkedAdmin(world, { email: 'alice@district.example' });
+    await suite.open(dialect);
+    await useIdp(suite.world, suite.idp);
+    await linkedAdmin(suite.world, { email: 'alice@district.example' });
     expect(await outcome('unverified')).toBe('access_denied');
     expect(await lastFailure()).toBe('email_unverified');
-    const link = await world.services.db.selectFrom('sso_links').selectAll().executeTakeFirstOrThrow();
+    const link = await suite.world.services.db.selectFrom('sso_links').selectAll().executeTakeFirstOrThrow();
     expect(link.subject).toBeNull();
   });
 
   it('once bound, only (iss, sub) matches: a reassigned email takes nothing over', async () => {
-    world = await openSsoApp(dialect);
-    await useIdp(world, idp);
-    await linkedAdmin(world, { email: 'alice@district.example' });
+    await suite.open(dialect);
+    await useIdp(suite.world, suite.idp);
+    await linkedAdmin(suite.world, { email: 'alice@district.example' });
     expect(await outcome('staff')).toBe('signed in');
     expect(await outcome('newcomer')).toBe('access_denied');
     expect(await lastFailure()).toBe('not_linked');
   });
 
   it('an unlinked identity is refused', async () => {
-    world = await openSsoApp(dialect);
-    await useIdp(world, idp);
+    await suite.open(dialect);
+    await useIdp(suite.world, suite.idp);
     expect(await outcome('staff')).toBe('access_denied');
     expect(await lastFailure()).toBe('not_linked');
   });
 
   it('one identity, one admin: linking it to a second admin is refused', async () => {
-    world = await openSsoApp(dialect);
-    await useIdp(world, idp);
-    await linkedAdmin(world, { subject: 'staff' });
-    await expect(linkedAdmin(world, { subject: 'staff' }, 'bob')).rejects.toThrow(/already linked to another administrator/);
+    await suite.open(dialect);
+    await useIdp(suite.world, suite.idp);
+    await linkedAdmin(suite.world, { subject: 'staff' });
+    await expect(linkedAdmin(suite.world, { subject: 'staff' }, 'bob')).rejects.toThrow(/already linked to another administrator/);
   });
 
   it("another school's admin does not sign in here", async () => {
-    world = await openSsoApp(dialect);
-    await addSchool(world.services, 'other-school', undefined);
-    await useIdp(world, idp);
-    await useIdp(world, idp, {}, 'other-school');
-    await linkedAdmin(world, { subject: 'staff' }, 'alice', 'other-school');
+    await suite.open(dialect);
+    await addSchool(suite.world.services, 'other-school', undefined);
+    await useIdp(suite.world, suite.idp);
+    await useIdp(suite.world, suite.idp, {}, 'other-school');
+    await linkedAdmin(suite.world, { subject: 'staff' }, 'alice', 'other-school');
     expect(await outcome('staff')).toBe('access_denied');
     expect(await lastFailure()).toBe('not_linked');
   });
 
   it('a disabled admin and a suspended school are refused', async () => {
-    world = await openSsoApp(dialect);
-    await useIdp(world, idp);
-    await linkedAdmin(world, { subject: 'staff' });
-    await setAdminEnabled(world.services, { schoolId: SCHOOL, username: 'alice' }, false);
+    await suite.open(dialect);
+    await useIdp(suite.world, suite.idp);
+    await linkedAdmin(suite.world, { subject: 'staff' });
+    await setAdminEnabled(suite.world.services, { schoolId: SCHOOL, username: 'alice' }, false);
     expect(await outcome('staff')).toBe('access_denied');
     expect(await lastFailure()).toBe('disabled');
-    await setAdminEnabled(world.services, { schoolId: SCHOOL, username: 'alice' }, true);
-    await suspendSchool(world.services, SCHOOL);
+    await setAdminEnabled(suite.world.services, { schoolId: SCHOOL, username: 'alice' }, true);
+    await suspendSchool(suite.world.services, SCHOOL);
     expect(await outcome('staff')).toBe('access_denied');
     expect(await lastFailure()).toBe('school_suspended');
   });
 
   it('an email link is refused for a school without SSO', async () => {
-    world = await openSsoApp(dialect);
-    await expect(linkedAdmin(world, { email: 'alice@district.example' })).rejects.toThrow(/has no single sign-on/);
-    await expect(linkAdmin(world.services, { schoolId: SCHOOL, username: 'alice' }, { subject: 'x' })).rejects.toThrow(/has no single sign-on/);
+    await suite.open(dialect);
+    await expect(linkedAdmin(suite.world, { email: 'alice@district.example' })).rejects.toThrow(/has no single sign-on/);
+    await expect(linkAdmin(suite.world.services, { schoolId: SCHOOL, username: 'alice' }, { subject: 'x' })).rejects.toThrow(/has no single sign-on/);
   });
 });

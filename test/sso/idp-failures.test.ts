@@ -1,11 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildManagementApp } from '../../src/http/management-app.js';
 import { CALLBACK_FAILURE_LIMIT } from '../../src/auth/sso/callback.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
-import { TestIdp, pkcePair } from '../helpers/oidc-idp.js';
+import { type TestIdp, pkcePair } from '../helpers/oidc-idp.js';
 import { parseExposition, valueOf } from '../helpers/ops-prometheus.js';
 import { freePort } from '../helpers/server-process.js';
-import { FRONT_END, idpClient, linkedAdmin, openSsoApp, reachCallback, startUrl, useIdp, type SsoApp } from '../helpers/sso.js';
+import { FRONT_END, idpClient, linkedAdmin, reachCallback, startUrl, useIdp, type SsoApp, idpSuite } from '../helpers/sso.js';
 
 const USERS = { 'alice-sub': { email: 'alice@district.example', email_verified: true } };
 
@@ -26,47 +26,38 @@ function expectUnavailable(location: string | string[] | undefined) {
 }
 
 describe.each(TEST_DIALECTS)('an IdP that is down, slow or wrong (%s)', (dialect) => {
-  let idp: TestIdp;
-  let world: SsoApp;
-  beforeAll(async () => {
-    idp = await TestIdp.start({ clients: [idpClient()], users: USERS });
-  });
-  afterAll(() => idp.close());
-  afterEach(async () => {
-    await idp.setMode({ mode: 'normal' });
-    await world.close();
-  });
+  const suite = idpSuite({ clients: [idpClient()], users: USERS });
 
   async function setUp() {
-    world = await openSsoApp(dialect);
-    await useIdp(world, idp);
-    await linkedAdmin(world, { subject: 'alice-sub' });
+    await suite.open(dialect);
+    await useIdp(suite.world, suite.idp);
+    await linkedAdmin(suite.world, { subject: 'alice-sub' });
   }
 
-  const start = () => world.app.inject({ method: 'GET', url: startUrl(pkcePair().challenge) });
+  const start = () => suite.world.app.inject({ method: 'GET', url: startUrl(pkcePair().challenge) });
 
   it('start: a discovery that times out is answered with the documented redirect, not a hang', async () => {
     await setUp();
-    await idp.setMode({ mode: 'hang' });
+    await suite.idp.setMode({ mode: 'hang' });
     const began = Date.now();
     const answer = await start();
     expect(answer.statusCode).toBe(302);
     expectUnavailable(answer.headers.location);
     expect(Date.now() - began).toBeLessThan(9000);
-    expect(valueOf(await scrape(world), 'school_auth_sso_callbacks_total', { outcome: 'unavailable' })).toBe(1);
+    expect(valueOf(await scrape(suite.world), 'school_auth_sso_callbacks_total', { outcome: 'unavailable' })).toBe(1);
   }, 20_000);
 
   it.each(['error500', 'wrong-issuer'] as const)('start: discovery answering %s', async (mode) => {
     await setUp();
-    await idp.setMode({ mode });
+    await suite.idp.setMode({ mode });
     const answer = await start();
     expect(answer.statusCode).toBe(302);
     expectUnavailable(answer.headers.location);
   });
 
   it('start: an IdP nobody listens for', async () => {
-    world = await openSsoApp(dialect);
-    await useIdp(world, { issuer: `http://127.0.0.1:${await freePort()}` } as TestIdp);
+    await suite.open(dialect);
+    await useIdp(suite.world, { issuer: `http://127.0.0.1:${await freePort()}` } as TestIdp);
     const answer = await start();
     expect(answer.statusCode).toBe(302);
     expectUnavailable(answer.headers.location);
@@ -74,16 +65,16 @@ describe.each(TEST_DIALECTS)('an IdP that is down, slow or wrong (%s)', (dialect
 
   it.each(['error500', 'hang'] as const)('callback: a token endpoint answering %s', async (mode) => {
     await setUp();
-    const callback = await reachCallback(world, 'alice-sub', { beforeCallback: () => idp.setMode({ mode }) });
+    const callback = await reachCallback(suite.world, 'alice-sub', { beforeCallback: () => suite.idp.setMode({ mode }) });
     expect(callback.response.statusCode).toBe(302);
     expectUnavailable(callback.response.headers.location);
-    const failure = await world.services.db.selectFrom('events').select('detail').where('type', '=', 'sso.failure').executeTakeFirstOrThrow();
+    const failure = await suite.world.services.db.selectFrom('events').select('detail').where('type', '=', 'sso.failure').executeTakeFirstOrThrow();
     expect(failure.detail).toBe('idp_unavailable');
   }, 20_000);
 
   it('an http issuer is refused unless SSO_ALLOW_HTTP_LOOPBACK is on', async () => {
-    world = await openSsoApp(dialect, { SSO_ALLOW_HTTP_LOOPBACK: 'off' });
-    await useIdp(world, idp);
+    await suite.open(dialect, { SSO_ALLOW_HTTP_LOOPBACK: 'off' });
+    await useIdp(suite.world, suite.idp);
     const answer = await start();
     expectUnavailable(answer.headers.location);
   });
@@ -91,16 +82,16 @@ describe.each(TEST_DIALECTS)('an IdP that is down, slow or wrong (%s)', (dialect
   it('throttles failed callbacks per client IP', async () => {
     await setUp();
     for (let attempt = 0; attempt < CALLBACK_FAILURE_LIMIT; attempt += 1) {
-      expect((await world.app.inject({ method: 'GET', url: '/admin/auth/sso/callback?code=x&state=forged' })).statusCode).toBe(400);
+      expect((await suite.world.app.inject({ method: 'GET', url: '/admin/auth/sso/callback?code=x&state=forged' })).statusCode).toBe(400);
     }
-    const throttled = await world.app.inject({ method: 'GET', url: '/admin/auth/sso/callback?code=x&state=forged' });
+    const throttled = await suite.world.app.inject({ method: 'GET', url: '/admin/auth/sso/callback?code=x&state=forged' });
     expect(throttled.statusCode).toBe(429);
     expect(throttled.json()).toEqual({ detail: 'Too many failed sign-ins. Try again later.' });
     expect(throttled.headers['retry-after']).toBe('600');
     // Another address is not affected; the window ends.
-    const elsewhere = await world.app.inject({ method: 'GET', url: '/admin/auth/sso/callback?code=x&state=forged', remoteAddress: '10.0.0.9' });
+    const elsewhere = await suite.world.app.inject({ method: 'GET', url: '/admin/auth/sso/callback?code=x&state=forged', remoteAddress: '10.0.0.9' });
     expect(elsewhere.statusCode).toBe(400);
-    world.clock.advance(601);
-    expect((await world.app.inject({ method: 'GET', url: '/admin/auth/sso/callback?code=x&state=forged' })).statusCode).toBe(400);
+    suite.world.clock.advance(601);
+    expect((await suite.world.app.inject({ method: 'GET', url: '/admin/auth/sso/callback?code=x&state=forged' })).statusCode).toBe(400);
   });
 });
