@@ -3,6 +3,7 @@ import { KeyEncryptionError } from '../auth/keys/key-encryption.js';
 import type { SealedSecretWatch } from '../auth/keys/sealed-secret-watch.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { AppError, catalogue } from '../errors.js';
+import { keepOpenToDrain } from './body/oversized-body.js';
 import { ValidationFailure } from './body/validation-failure.js';
 import { DeclaredPaths, redirectToSlashTwin } from './trailing-slash.js';
 
@@ -32,6 +33,7 @@ export function registerErrorHandler(app: FastifyInstance, sealedSecrets: Sealed
     const known = error instanceof AppError ? error : classify(error);
     if (known !== undefined) {
       if (known.status >= 500) request.log.warn({ err: known.cause ?? known }, 'request refused: service unavailable');
+      if (known.code === 'BODY_TOO_LARGE') keepOpenToDrain(request, reply);
       return reply.code(known.status).headers(known.headers).send({ detail: known.detail });
     }
     request.log.error({ err: error }, 'unhandled error');

@@ -53,6 +53,40 @@ describe('body size', () => {
     expect(response.status).toBe(413);
     expect(response.body).toBe(TOO_LARGE);
     expect(response.elapsedMs).toBeLessThan(2000);
+    // Above 1 MiB the body is not worth reading: the connection closes instead.
+    expect(response.head).toMatch(/^connection: close/im);
+  });
+
+  it('answers 413 to a declared body of up to 1 MiB, then reads and discards it: a proxy relaying it gets the answer, the connection stays usable', async () => {
+    const { port } = await listening();
+    const socket = connect(port, '127.0.0.1');
+    sockets.push(socket);
+    await once(socket, 'connect');
+    let received = '';
+    let failure: Error | undefined;
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (received += chunk));
+    socket.on('error', (error) => (failure = error));
+    const arrived = (pattern: RegExp) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (pattern.test(received)) return resolve();
+          if (failure !== undefined || socket.destroyed) return reject(new Error(`connection ended: ${failure?.message ?? 'closed'}; received ${JSON.stringify(received)}`));
+          setTimeout(check, 10);
+        };
+        check();
+      });
+    const body = `"${'x'.repeat(20_000)}"`;
+    socket.write(head(LOGIN, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }));
+    await arrived(/Request body too large/);
+    // The body arrives after the answer, as it does from a proxy still relaying it; then the
+    // next request on the same connection.
+    socket.write(body);
+    socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await arrived(/HTTP\/1\.1 200/);
+    expect(received).toMatch(/^HTTP\/1\.1 413/);
+    expect(received).not.toMatch(/^connection: close/im);
+    expect(failure).toBeUndefined();
   });
 
   it('answers 413 to a chunked body once it exceeds the limit', async () => {

@@ -70,6 +70,9 @@ describe.skipIf(!hasTool('nginx') || !hasTool('openssl'))('deploy/nginx.conf', (
     proxy = ProxyProcess.start('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf')]);
     await proxy.waitListening(https);
     await expectProxied(https);
+    // Past 1 MB nginx refuses the body itself: the service reads at most that much after a 413.
+    const huge = await httpsRequest(https, 'POST', '/admin/auth/login', { 'content-type': 'application/json' }, `"${'x'.repeat(2_000_000)}"`);
+    expect(huge.status).toBe(413);
   });
 });
 
