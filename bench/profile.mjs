@@ -7,38 +7,21 @@
 // (from /proc) per request over the measured seconds.
 import process from 'node:process';
 import console from 'node:console';
-import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
-import { URL, fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { serverEnv, startServer, stopChild } from './lib/procs.mjs';
 import * as S from './lib/scenarios.mjs';
+import { runWrk, tokensFile } from './lib/wrk.mjs';
 
 const [tree, scenario, outDir, secondsArg] = process.argv.slice(2);
 if (tree === undefined || scenario === undefined || outDir === undefined) {
   process.stderr.write('usage: node bench/profile.mjs <tree> <refresh|rotation|invalid> <outDir|--threads> [seconds]\n');
   process.exit(2);
 }
-const root = fileURLToPath(new URL('..', import.meta.url));
 const seconds = Number(secondsArg ?? 8);
 const rotation = scenario === 'rotation';
-
-async function wrk(url, script, duration, env) {
-  const args = ['-t2', '-c50', `-d${duration}s`, '-s', join(root, 'bench/wrk', `${script}.lua`), url];
-  const { stdout } = await promisify(execFile)('wrk', args, { env: { ...process.env, WRK_THREADS: '2', ...env } });
-  return Number(/Requests:\s*(\d+)|(\d+) requests in/.exec(stdout)?.slice(1).find(Boolean));
-}
-
-async function tokens(dir, url, name, count) {
-  const pool = S.sessionPool();
-  await S.seedSessions(url, pool, count, { workers: 4 });
-  const file = join(dir, `${name}.txt`);
-  await writeFile(file, `${pool.tokens.join('\n')}\n`);
-  return file;
-}
 
 /** CPU time (ticks of 10 ms) of each thread of a process, by thread id. */
 function threadTicks(pid) {
@@ -59,10 +42,10 @@ const server = await startServer({ entry, env: serverEnv(cwd, rotation), cwd, cp
 let requests;
 try {
   const count = rotation ? 70 : 200;
-  await wrk(server.url, scenario, 2, { TOKENS_FILE: await tokens(cwd, server.url, 'warm', count) });
-  const measured = await tokens(cwd, server.url, 'measured', count);
+  await runWrk(server.url, scenario, 2, { TOKENS_FILE: await tokensFile(cwd, server.url, 'warm', count) });
+  const measured = await tokensFile(cwd, server.url, 'measured', count);
   const before = threadTicks(server.child.pid);
-  requests = await wrk(server.url, scenario, seconds, { TOKENS_FILE: measured });
+  ({ requests } = await runWrk(server.url, scenario, seconds, { TOKENS_FILE: measured }));
   if (threads) {
     const perRequest = [...threadTicks(server.child.pid)].map(([tid, ticks]) => [tid, ((ticks - (before.get(tid) ?? 0)) * 10_000) / requests]);
     const total = perRequest.reduce((sum, [, us]) => sum + us, 0);

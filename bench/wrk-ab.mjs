@@ -8,15 +8,14 @@
 // figure, then the median over pairs of B's ratio over A's. B runs first in every other pair.
 import process from 'node:process';
 import console from 'node:console';
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { URL, fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { alternate, median } from './lib/pairs.mjs';
 import { serverEnv, startBare, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
 import * as S from './lib/scenarios.mjs';
+import { WRK_CONNECTIONS, runWrk, tokensFile } from './lib/wrk.mjs';
 
 const [treeA, treeB, pairsArg] = process.argv.slice(2);
 if (treeA === undefined || treeB === undefined) {
@@ -25,29 +24,12 @@ if (treeA === undefined || treeB === undefined) {
 }
 const pairs = Number(pairsArg ?? 3);
 const root = fileURLToPath(new URL('..', import.meta.url));
-const THREADS = 2;
-const CONNECTIONS = 50;
 const SCENARIOS = ['refresh', 'rotation', 'invalid'];
-
-async function wrk(url, script, seconds, env = {}) {
-  const args = [`-t${THREADS}`, `-c${CONNECTIONS}`, `-d${seconds}s`, '-s', join(root, 'bench/wrk', `${script}.lua`), url];
-  const { stdout } = await promisify(execFile)('wrk', args, { env: { ...process.env, WRK_THREADS: String(THREADS), ...env } });
-  return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]), non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0) };
-}
 
 /** Warms up, then measures. */
 async function measure(url, script, env) {
-  await wrk(url, script, 2, env);
-  return wrk(url, script, 5, env);
-}
-
-/** Signs in `count` times and writes the refresh tokens to a file, one per line. */
-async function tokensFile(dir, url, name, count) {
-  const pool = S.sessionPool();
-  await S.seedSessions(url, pool, count, { workers: 4 });
-  const file = join(dir, `${name}.txt`);
-  await writeFile(file, `${pool.tokens.join('\n')}\n`);
-  return file;
+  await runWrk(url, script, 2, env);
+  return runWrk(url, script, 5, env);
 }
 
 async function withServer(entry, rotation, cwd, work) {
@@ -72,8 +54,8 @@ async function runOn(tree) {
     });
     await withServer(entry, true, cwd, async (url) => {
       // The warm-up rotates its own tokens: wrk keeps the successors it was given.
-      await wrk(url, 'rotation', 2, { TOKENS_FILE: await tokensFile(cwd, url, 'warm-up', CONNECTIONS + 20) });
-      run.rotation = await wrk(url, 'rotation', 5, { TOKENS_FILE: await tokensFile(cwd, url, 'measured', CONNECTIONS + 20) });
+      await runWrk(url, 'rotation', 2, { TOKENS_FILE: await tokensFile(cwd, url, 'warm-up', WRK_CONNECTIONS + 20) });
+      run.rotation = await runWrk(url, 'rotation', 5, { TOKENS_FILE: await tokensFile(cwd, url, 'measured', WRK_CONNECTIONS + 20) });
     });
     return run;
   } finally {

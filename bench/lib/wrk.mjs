@@ -1,0 +1,33 @@
+// wrk as the benchmark scripts drive it (wrk-ab.mjs, profile.mjs): two threads, 50 connections,
+// one of bench/wrk/*.lua, and the refresh tokens it presents written to a file.
+import process from 'node:process';
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { URL, fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import * as S from './scenarios.mjs';
+
+export const WRK_THREADS = 2;
+export const WRK_CONNECTIONS = 50;
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Runs wrk for `seconds` with bench/wrk/<script>.lua; returns its counts. */
+export async function runWrk(url, script, seconds, env = {}) {
+  const args = [`-t${WRK_THREADS}`, `-c${WRK_CONNECTIONS}`, `-d${seconds}s`, '-s', join(root, 'bench/wrk', `${script}.lua`), url];
+  const { stdout } = await promisify(execFile)('wrk', args, { env: { ...process.env, WRK_THREADS: String(WRK_THREADS), ...env } });
+  return {
+    requests: Number(/(\d+) requests in/.exec(stdout)?.[1]),
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]),
+    non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0),
+  };
+}
+
+/** Signs in `count` times and writes the refresh tokens to a file, one per line. */
+export async function tokensFile(dir, url, name, count) {
+  const pool = S.sessionPool();
+  await S.seedSessions(url, pool, count, { workers: 4 });
+  const file = join(dir, `${name}.txt`);
+  await writeFile(file, `${pool.tokens.join('\n')}\n`);
+  return file;
+}
