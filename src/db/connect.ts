@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config/config.js';
 import type { Database } from './database.js';
 import { withNamedStatements } from './postgres-statements.js';
 import { startCheckpointer } from './wal-checkpointer.js';
+import { sqliteKysely } from './sqlite-kysely.js';
 import type { DatabaseSchema } from './schema/index.js';
 import { SQLITE_FILE } from './database-target.js';
 import { explainSqliteOpenError } from './open-problem.js';
@@ -53,36 +54,18 @@ export function connectSqlite(file: string, options: SqliteOptions = {}): Databa
       ? undefined
       : startCheckpointer({ file, synchronous, intervalMs: 200, restartFrames: 4000, busyTimeoutMs: 1000 }, options.backgroundCheckpoints.onError);
   if (checkpointer !== undefined) sqlite.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_FRAMES}`);
-  const prepare = statementCache(sqlite);
-  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: { close: () => sqlite.close(), prepare } }) });
+  const { db, dialect } = sqliteKysely(sqlite);
   return {
     db,
     ping: async () => {
       await sql`select 1`.execute(db);
     },
     withMigrationLock: (work) => withFileLock(`${file}.migration-lock`, work),
-    poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
+    poolStats: () => ({ total: 1, ...dialect.stats() }),
     close: async () => {
       await checkpointer?.stop();
       await db.destroy();
     },
-  };
-}
-
-/**
- * Kysely prepares every statement anew; preparing costs more than running our small indexed
- * queries, so prepared statements are kept by SQL text (a bounded set: queries are fixed shapes).
- */
-function statementCache(sqlite: SQLite.Database): (text: string) => SQLite.Statement {
-  const statements = new Map<string, SQLite.Statement>();
-  return (text) => {
-    let statement = statements.get(text);
-    if (statement === undefined) {
-      if (statements.size >= 1000) statements.clear();
-      statement = sqlite.prepare(text);
-      statements.set(text, statement);
-    }
-    return statement;
   };
 }
 

@@ -1,0 +1,65 @@
+import type SQLite from 'better-sqlite3';
+import type { CompiledQuery, DatabaseConnection, QueryResult } from 'kysely';
+
+/**
+ * The one connection to a SQLite file, as Kysely's driver sees it. better-sqlite3 runs each
+ * statement synchronously, so a statement is finished when `executeQuery` returns.
+ *
+ * Kysely prepares every statement anew; preparing costs more than running our small indexed
+ * queries, so prepared statements are kept by SQL text (a bounded set: queries are fixed shapes).
+ */
+export class SqliteConnection implements DatabaseConnection {
+  readonly #sqlite: SQLite.Database;
+  readonly #statements = new Map<string, SQLite.Statement>();
+
+  constructor(sqlite: SQLite.Database) {
+    this.#sqlite = sqlite;
+  }
+
+  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    return settledWith(() => {
+      const statement = this.#prepare(query.sql);
+      if (statement.reader) return { rows: statement.all(query.parameters) as R[] };
+      const { changes, lastInsertRowid } = statement.run(query.parameters);
+      return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+    });
+  }
+
+  // eslint-disable-next-line @typescript-eslint/require-await -- better-sqlite3 iterates synchronously
+  async *streamQuery<R>(query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+    const statement = this.#prepare(query.sql);
+    if (!statement.reader) throw new Error('only statements that return rows can be streamed');
+    for (const row of statement.iterate(query.parameters)) yield { rows: [row as R] };
+  }
+
+  /** Runs a statement that takes no parameters and returns nothing (begin, commit, rollback). */
+  exec(text: string): Promise<void> {
+    return settledWith(() => void this.#prepare(text).run());
+  }
+
+  close(): Promise<void> {
+    return settledWith(() => void this.#sqlite.close());
+  }
+
+  #prepare(text: string): SQLite.Statement {
+    let statement = this.#statements.get(text);
+    if (statement === undefined) {
+      if (this.#statements.size >= 1000) this.#statements.clear();
+      statement = this.#sqlite.prepare(text);
+      this.#statements.set(text, statement);
+    }
+    return statement;
+  }
+}
+
+/**
+ * What an async function returning `work()` would give, without its extra promise and turns:
+ * better-sqlite3 has finished by the time it returns or throws.
+ */
+export function settledWith<T>(work: () => T): Promise<T> {
+  try {
+    return Promise.resolve(work());
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}

@@ -1,0 +1,91 @@
+import type SQLite from 'better-sqlite3';
+import { SqliteDialect, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
+import { SqliteConnection } from './sqlite-connection.js';
+
+/**
+ * Kysely's SQLite dialect with a driver of our own beneath it. Kysely's driver passes every
+ * statement through an async mutex (a promise made and awaited to take it, another to give it
+ * back) and on release wakes every waiter, all of which but one go back to waiting. Here a free
+ * connection is handed out as an already-settled promise, and while a transaction holds it across
+ * its awaits, the statements that want it queue and receive it one by one, in order.
+ *
+ * Invariant: the connection has at most one holder, so a statement from outside a transaction
+ * never runs inside it (on SQLite's single connection it would commit or roll back with it).
+ */
+export class BetterSqliteDialect extends SqliteDialect {
+  readonly #driver: BetterSqliteDriver;
+
+  constructor(sqlite: SQLite.Database) {
+    super({ database: sqlite });
+    this.#driver = new BetterSqliteDriver(new SqliteConnection(sqlite));
+  }
+
+  override createDriver(): BetterSqliteDriver {
+    return this.#driver;
+  }
+
+  /** Statements waiting for the connection, and whether it is held, for the pool metrics. */
+  stats(): { idle: number; waiting: number } {
+    return this.#driver.stats();
+  }
+}
+
+export class BetterSqliteDriver implements Driver {
+  readonly #connection: SqliteConnection;
+  readonly #handedOut: Promise<DatabaseConnection>;
+  readonly #waiting: ((connection: DatabaseConnection) => void)[] = [];
+  #held = false;
+
+  constructor(connection: SqliteConnection) {
+    this.#connection = connection;
+    this.#handedOut = Promise.resolve(connection);
+  }
+
+  init(): Promise<void> {
+    return settled;
+  }
+
+  acquireConnection(): Promise<DatabaseConnection> {
+    if (!this.#held) {
+      this.#held = true;
+      return this.#handedOut;
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  /** Runs `query` now if nothing holds the connection; otherwise it must wait its turn. */
+  runIfFree<R>(query: CompiledQuery): Promise<QueryResult<R>> | undefined {
+    if (this.#held) return undefined;
+    return this.#connection.executeQuery<R>(query);
+  }
+
+  releaseConnection(): Promise<void> {
+    const next = this.#waiting.shift();
+    // Handed straight to the next waiter: the connection stays held, nobody can slip in between.
+    if (next === undefined) this.#held = false;
+    else next(this.#connection);
+    return settled;
+  }
+
+  beginTransaction(): Promise<void> {
+    return this.#connection.exec('begin');
+  }
+
+  commitTransaction(): Promise<void> {
+    return this.#connection.exec('commit');
+  }
+
+  rollbackTransaction(): Promise<void> {
+    return this.#connection.exec('rollback');
+  }
+
+  destroy(): Promise<void> {
+    return this.#connection.close();
+  }
+
+  stats(): { idle: number; waiting: number } {
+    return { idle: this.#held ? 0 : 1, waiting: this.#waiting.length };
+  }
+}
+
+const settled = Promise.resolve();
