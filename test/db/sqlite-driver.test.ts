@@ -1,5 +1,7 @@
+import { sql, type Transaction } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
+import type { DatabaseSchema } from '../../src/db/schema/index.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createTestDatabase } from '../helpers/database.js';
 
@@ -69,7 +71,7 @@ describe('the SQLite driver and its executor', () => {
     held.open();
     await Promise.all([transaction, ...waiting]);
     expect(order).toEqual(['w1', 'w2', 'w3', 'w4']);
-    const rowids = await database.db.selectFrom('schools').select(['key']).orderBy(({ ref }) => ref('rowid' as 'key')).execute();
+    const rowids = await database.db.selectFrom('schools').select('key').orderBy(sql`rowid`).execute();
     expect(rowids.map((row) => row.key)).toEqual(['first', 'w1', 'w2', 'w3', 'w4']);
   });
 
@@ -84,6 +86,18 @@ describe('the SQLite driver and its executor', () => {
     await expect(failing).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT_PRIMARYKEY' });
     await database.db.insertInto('schools').values(school('after')).execute();
     expect(await keys()).toEqual(['after', 'taken']);
+  });
+
+  it('runs a transaction’s statements on the connection it holds, and refuses one after it ended', async () => {
+    let ended: Transaction<DatabaseSchema> | undefined;
+    await database.db.transaction().execute(async (trx) => {
+      await trx.insertInto('schools').values(school('t1')).execute();
+      expect(database.poolStats()).toEqual({ total: 1, idle: 0, waiting: 0 });
+      await trx.insertInto('schools').values(school('t2')).execute();
+      ended = trx;
+    });
+    await expect(ended!.insertInto('schools').values(school('late')).execute()).rejects.toThrow('Transaction is already committed');
+    expect(await keys()).toEqual(['t1', 't2']);
   });
 
   it('reports changed rows and streams rows as Kysely’s own driver does', async () => {
