@@ -54,14 +54,14 @@ export function connectSqlite(file: string, options: SqliteOptions = {}): Databa
       ? undefined
       : startCheckpointer({ file, synchronous, intervalMs: 200, restartFrames: 4000, busyTimeoutMs: 1000 }, options.backgroundCheckpoints.onError);
   if (checkpointer !== undefined) sqlite.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_FRAMES}`);
-  const { db, dialect } = sqliteKysely(sqlite);
+  const { db, driver } = sqliteKysely(sqlite);
   return {
     db,
     ping: async () => {
       await sql`select 1`.execute(db);
     },
     withMigrationLock: (work) => withFileLock(`${file}.migration-lock`, work),
-    poolStats: () => ({ total: 1, ...dialect.stats() }),
+    poolStats: () => ({ total: 1, ...driver.stats() }),
     close: async () => {
       await checkpointer?.stop();
       await db.destroy();

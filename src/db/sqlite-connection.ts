@@ -5,8 +5,8 @@ import type { CompiledQuery, DatabaseConnection, QueryResult } from 'kysely';
  * The one connection to a SQLite file, as Kysely's driver sees it. better-sqlite3 runs each
  * statement synchronously, so a statement is finished when `executeQuery` returns.
  *
- * Kysely prepares every statement anew; preparing costs more than running our small indexed
- * queries, so prepared statements are kept by SQL text (a bounded set: queries are fixed shapes).
+ * Preparing costs more than running our small indexed queries, so prepared statements are kept
+ * by SQL text (a bounded set: queries are fixed shapes).
  */
 export class SqliteConnection implements DatabaseConnection {
   readonly #sqlite: SQLite.Database;
@@ -56,7 +56,7 @@ export class SqliteConnection implements DatabaseConnection {
  * What an async function returning `work()` would give, without its extra promise and turns:
  * better-sqlite3 has finished by the time it returns or throws.
  */
-export function settledWith<T>(work: () => T): Promise<T> {
+function settledWith<T>(work: () => T): Promise<T> {
   try {
     return Promise.resolve(work());
   } catch (error) {

@@ -23,11 +23,6 @@ export class BetterSqliteDialect extends SqliteDialect {
   override createDriver(): BetterSqliteDriver {
     return this.#driver;
   }
-
-  /** Statements waiting for the connection, and whether it is held, for the pool metrics. */
-  stats(): { idle: number; waiting: number } {
-    return this.#driver.stats();
-  }
 }
 
 export class BetterSqliteDriver implements Driver {
@@ -83,6 +78,7 @@ export class BetterSqliteDriver implements Driver {
     return this.#connection.close();
   }
 
+  /** Whether the connection is free, and how many statements wait for it, for the pool metrics. */
   stats(): { idle: number; waiting: number } {
     return { idle: this.#held ? 0 : 1, waiting: this.#waiting.length };
   }

@@ -14,12 +14,12 @@ import { BetterSqliteDialect, type BetterSqliteDriver } from './sqlite-driver.js
  * class, with the plugins, which take the ordinary path), and a statement runs at once only while
  * nothing holds the connection, so it can never land inside a transaction.
  */
-export function sqliteKysely(sqlite: SQLite.Database): { db: Kysely<DatabaseSchema>; dialect: BetterSqliteDialect } {
+export function sqliteKysely(sqlite: SQLite.Database): { db: Kysely<DatabaseSchema>; driver: BetterSqliteDriver } {
   const dialect = new BetterSqliteDialect(sqlite);
   const driver = dialect.createDriver();
   const connections = new DefaultConnectionProvider(driver);
   const executor = new ImmediateExecutor(driver, dialect, connections);
-  return { db: new Kysely<DatabaseSchema>({ config: { dialect }, dialect, driver, executor }), dialect };
+  return { db: new Kysely<DatabaseSchema>({ config: { dialect }, dialect, driver, executor }), driver };
 }
 
 class ImmediateExecutor extends DefaultQueryExecutor {
