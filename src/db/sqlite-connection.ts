@@ -32,6 +32,46 @@ export class SqliteConnection implements DatabaseConnection {
     for (const row of statement.iterate(query.parameters)) yield { rows: [row as R] };
   }
 
+  /**
+   * Whether `text` only reads (better-sqlite3 knows it once the statement is prepared). Text that
+   * does not prepare is not a read: `executeQuery` then answers with SQLite's error.
+   */
+  readsOnly(text: string): boolean {
+    try {
+      const statement = this.#prepare(text);
+      return statement.reader && statement.readonly;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Runs read-only statements in one read transaction: one snapshot, and the WAL's read lock
+   * taken and given back once rather than once per statement (three system calls each). Each
+   * statement's failure is its own; the transaction failing fails them all.
+   */
+  readTogether(queries: readonly CompiledQuery[]): (QueryResult<unknown> | Error)[] {
+    if (queries.length === 1) return [this.#readOne(queries[0]!)];
+    try {
+      this.#prepare('begin').run();
+      const results = queries.map((query) => this.#readOne(query));
+      // A statement that failed may have ended the transaction (SQLite does for some errors).
+      if (this.#sqlite.inTransaction) this.#prepare('commit').run();
+      return results;
+    } catch (error) {
+      if (this.#sqlite.inTransaction) this.#prepare('rollback').run();
+      return queries.map(() => asError(error));
+    }
+  }
+
+  #readOne(query: CompiledQuery): QueryResult<unknown> | Error {
+    try {
+      return { rows: this.#prepare(query.sql).all(query.parameters) };
+    } catch (error) {
+      return asError(error);
+    }
+  }
+
   /** Runs a statement that takes no parameters and returns nothing (begin, commit, rollback). */
   exec(text: string): Promise<void> {
     return settledWith(() => void this.#prepare(text).run());
@@ -60,6 +100,10 @@ function settledWith<T>(work: () => T): Promise<T> {
   try {
     return Promise.resolve(work());
   } catch (error) {
-    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    return Promise.reject(asError(error));
   }
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }

@@ -1,6 +1,7 @@
 import type SQLite from 'better-sqlite3';
 import { SqliteDialect, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
 import { SqliteConnection } from './sqlite-connection.js';
+import { ReadBatch } from './sqlite-read-batch.js';
 
 /**
  * Kysely's SQLite dialect with a driver of our own beneath it. Kysely's driver passes every
@@ -29,11 +30,13 @@ export class BetterSqliteDriver implements Driver {
   readonly #connection: SqliteConnection;
   readonly #handedOut: Promise<DatabaseConnection>;
   readonly #waiting: ((connection: DatabaseConnection) => void)[] = [];
+  readonly #reads: ReadBatch;
   #held = false;
 
   constructor(connection: SqliteConnection) {
     this.#connection = connection;
     this.#handedOut = Promise.resolve(connection);
+    this.#reads = new ReadBatch(connection, (work) => this.#whenFree(work));
   }
 
   init(): Promise<void> {
@@ -48,10 +51,30 @@ export class BetterSqliteDriver implements Driver {
     return new Promise((resolve) => this.#waiting.push(resolve));
   }
 
-  /** Runs `query` now if nothing holds the connection; otherwise it must wait its turn. */
+  /**
+   * Runs `query` now if nothing holds the connection, or with this turn's other reads if it only
+   * reads; otherwise it must wait its turn.
+   */
   runIfFree<R>(query: CompiledQuery): Promise<QueryResult<R>> | undefined {
     if (this.#held) return undefined;
+    if (this.#connection.readsOnly(query.sql)) return this.#reads.add<R>(query);
     return this.#connection.executeQuery<R>(query);
+  }
+
+  /** Runs `work` synchronously as the connection's holder, now or in its turn. */
+  #whenFree(work: () => void): void {
+    const run = () => {
+      try {
+        work();
+      } finally {
+        void this.releaseConnection();
+      }
+    };
+    if (this.#held) this.#waiting.push(run);
+    else {
+      this.#held = true;
+      run();
+    }
   }
 
   releaseConnection(): Promise<void> {
@@ -75,6 +98,7 @@ export class BetterSqliteDriver implements Driver {
   }
 
   destroy(): Promise<void> {
+    this.#reads.runNow();
     return this.#connection.close();
   }
 
