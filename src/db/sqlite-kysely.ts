@@ -5,14 +5,15 @@ import { BetterSqliteDialect, type BetterSqliteDriver } from './sqlite-driver.js
 
 /**
  * Kysely over one better-sqlite3 connection, with an executor that runs a statement at once when
- * the connection is free. Kysely's own executor takes the connection, runs, transforms and gives
+ * the connection is free (a read-only one with the other reads of its turn: sqlite-read-batch.ts).
+ * Kysely's own executor takes the connection, runs, transforms and gives
  * it back through seven async steps, each a promise and a turn of the microtask queue, for a
  * statement that better-sqlite3 finishes synchronously. When a transaction holds the connection,
  * or for anything but a top-level statement, Kysely's path runs as always.
  *
  * Invariants: this executor has no plugins (Kysely's `with*` methods return executors of its own
- * class, with the plugins, which take the ordinary path), and a statement runs at once only while
- * nothing holds the connection, so it can never land inside a transaction.
+ * class, with the plugins, which take the ordinary path), and a statement runs only while nothing
+ * else holds the connection, so it can never land inside a transaction.
  */
 export function sqliteKysely(sqlite: SQLite.Database): { db: Kysely<DatabaseSchema>; driver: BetterSqliteDriver } {
   const dialect = new BetterSqliteDialect(sqlite);
