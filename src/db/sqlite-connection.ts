@@ -59,8 +59,17 @@ export class SqliteConnection implements DatabaseConnection {
       if (this.#sqlite.inTransaction) this.#prepare('commit').run();
       return results;
     } catch (error) {
-      if (this.#sqlite.inTransaction) this.#prepare('rollback').run();
+      this.#rollBackQuietly();
       return queries.map(() => asError(error));
+    }
+  }
+
+  /** After a failed begin or commit of reads: nothing was written, so nothing can be lost. */
+  #rollBackQuietly(): void {
+    try {
+      if (this.#sqlite.inTransaction) this.#prepare('rollback').run();
+    } catch {
+      // Only a closed or broken connection refuses a rollback; its next statement reports it.
     }
   }
 
