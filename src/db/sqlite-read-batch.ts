@@ -14,9 +14,10 @@ interface PendingRead {
  * transaction takes and gives back the WAL's read lock with system calls that cost several times
  * what one of our indexed reads does, and each statement outside a transaction is a transaction.
  *
- * Invariant: a read runs after it was asked for and before it is answered, on a snapshot no
- * older than its asking; the process's own writes are never reordered around it (a write either
- * finished before the batch started or starts after it ended, the batch being synchronous).
+ * Invariants: a read runs after it was asked for and before it is answered, on a snapshot no
+ * older than its asking; a write of this process runs wholly before a batch or wholly after it,
+ * never inside it (the batch is synchronous), so a read sees every write that finished before it
+ * was asked for, and may see one asked for while it waited, as it may a concurrent one.
  */
 export class ReadBatch {
   readonly #connection: SqliteConnection;
