@@ -2,9 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { inGroupCommit } from '../../src/db/group-commit.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { TEST_DIALECTS, createTestDatabase } from '../helpers/database.js';
-
-const school = (key: string) => ({ key, school_id: key, name: key.toUpperCase(), suspended_at: null, created_at: 1 });
+import { TEST_DIALECTS, createTestDatabase, schoolRow as school } from '../helpers/database.js';
 
 describe.each(TEST_DIALECTS)('inGroupCommit on %s', (dialect) => {
   let database: Database;

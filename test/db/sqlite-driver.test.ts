@@ -3,16 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import type { DatabaseSchema } from '../../src/db/schema/index.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { createTestDatabase } from '../helpers/database.js';
-
-const school = (key: string) => ({ key, school_id: key, name: key.toUpperCase(), suspended_at: null, created_at: 1 });
-
-/** A promise the test settles when it chooses, to hold a transaction open across an await. */
-function gate(): { opened: Promise<void>; open: () => void } {
-  let open = () => {};
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { opened, open };
-}
+import { createTestDatabase, schoolRow as school } from '../helpers/database.js';
+import { gate } from '../helpers/gate.js';
 
 describe('the SQLite driver and its executor', () => {
   let database: Database;

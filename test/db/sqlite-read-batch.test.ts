@@ -7,15 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connectSqlite } from '../../src/db/connect.js';
 import type { Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-
-const school = (key: string) => ({ key, school_id: key, name: key.toUpperCase(), suspended_at: null, created_at: 1 });
-
-/** A promise the test settles when it chooses, to hold a transaction open across an await. */
-function gate(): { opened: Promise<void>; open: () => void } {
-  let open = () => {};
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { opened, open };
-}
+import { schoolRow as school } from '../helpers/database.js';
+import { gate } from '../helpers/gate.js';
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 

@@ -89,3 +89,6 @@ export async function createPostgresDatabase(): Promise<{ url: string; drop(): P
     },
   };
 }
+
+/** A school row with every column filled from its key, for tests of the storage layer. */
+export const schoolRow = (key: string) => ({ key, school_id: key, name: key.toUpperCase(), suspended_at: null, created_at: 1 });
