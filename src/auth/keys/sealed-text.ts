@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, randomBytes, type KeyObject } from 'node:crypto';
+import { createCipheriv, createDecipheriv, type KeyObject } from 'node:crypto';
+import { secureRandomBytes } from '../secure-random.js';
 
 /** The stored form of sealed text: this prefix, then base64url(iv | tag | ciphertext). */
 export const SEALED_PREFIX = 'enc:v1:';
@@ -15,7 +16,7 @@ export function isSealed(stored: string): boolean {
  * never opens.
  */
 export function sealText(text: string, label: string, key: KeyObject): string {
-  const iv = randomBytes(IV_BYTES);
+  const iv = secureRandomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
   cipher.setAAD(Buffer.from(label, 'utf8'));
   const ciphertext = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);

@@ -1,11 +1,12 @@
-import { hash, randomBytes } from 'node:crypto';
+import { hash } from 'node:crypto';
+import { secureRandomBytes } from '../secure-random.js';
 
 /** Seconds an mfa_token lives (DESIGN.md §6). */
 export const MFA_TOKEN_LIFETIME = 300;
 
 /** 256 bits from the CSPRNG, base64url (43 characters): never a JWT, so never taken for an access token. */
 export function generateMfaToken(): string {
-  return randomBytes(32).toString('base64url');
+  return secureRandomBytes(32).toString('base64url');
 }
 
 /** The only stored form: with 256 bits of entropy a plain SHA-256 is enough. */

@@ -1,4 +1,5 @@
-import { hash, randomBytes } from 'node:crypto';
+import { hash } from 'node:crypto';
+import { secureRandomBytes } from '../secure-random.js';
 
 export const RECOVERY_CODE_COUNT = 10;
 
@@ -10,7 +11,7 @@ const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
  * five (`xxxxx-xxxxx-xxxxx-xxxxx`).
  */
 function generateRecoveryCode(): string {
-  const bytes = randomBytes(20);
+  const bytes = secureRandomBytes(20);
   const chars = [...bytes].map((byte) => ALPHABET[byte & 31]);
   return [0, 5, 10, 15].map((start) => chars.slice(start, start + 5).join('')).join('-');
 }

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
+import { secureRandomBytes } from '../secure-random.js';
 
 /** RFC 6238 as authenticator apps implement it: HMAC-SHA-1, 6 digits, 30 s steps. */
 export const TOTP_SETTINGS = { algorithm: 'SHA1', digits: 6, period: 30 } as const;
@@ -9,7 +9,7 @@ const DRIFT_STEPS = 1;
 
 /** A new shared secret: 160 bits from the CSPRNG (RFC 4226 §4 recommends 160), base32 as apps expect. */
 export function generateTotpSecret(): string {
-  return new Secret({ buffer: randomBytes(20).buffer }).base32;
+  return new Secret({ buffer: secureRandomBytes(20).buffer }).base32;
 }
 
 /** The `otpauth://` URI an authenticator app reads from a QR code. */

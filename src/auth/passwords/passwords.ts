@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import type { Algorithm } from '@node-rs/argon2';
+import { secureRandomBytes } from '../secure-random.js';
 import { phcParams, type Argon2Params } from './hash-params.js';
 import { HashThreads } from './hash-threads.js';
 import { normalizePassword } from '../accounts/identity.js';
@@ -30,7 +30,7 @@ export class PasswordHasher {
   /** Prepares the dummy hash up front, so the first unknown-account login is not slower. */
   static async create(params: Argon2Params, concurrency: number, queueLimit: number): Promise<PasswordHasher> {
     const threads = new HashThreads();
-    const dummy = await threads.hash(randomBytes(32).toString('base64'), argon2Options(params));
+    const dummy = await threads.hash(secureRandomBytes(32).toString('base64'), argon2Options(params));
     return new PasswordHasher(params, threads, dummy, concurrency, queueLimit);
   }
 
@@ -60,7 +60,7 @@ export class PasswordHasher {
    */
   async matchDummyTo(params: Argon2Params | undefined): Promise<void> {
     if (params === undefined) return;
-    this.dummyHash = await this.threads.hash(randomBytes(32).toString('base64'), argon2Options(params));
+    this.dummyHash = await this.threads.hash(secureRandomBytes(32).toString('base64'), argon2Options(params));
   }
 
   /**

@@ -1,8 +1,9 @@
-import { createCipheriv, createDecipheriv, hash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hash } from 'node:crypto';
+import { secureRandomBytes } from '../secure-random.js';
 
 /** 256 bits from the CSPRNG, base64url: 43 characters. */
 export function generateRefreshToken(): string {
-  return randomBytes(32).toString('base64url');
+  return secureRandomBytes(32).toString('base64url');
 }
 
 /**
@@ -21,7 +22,7 @@ function sealingKey(token: string): Buffer {
 
 /** Encrypts a rotated token's successor under its predecessor, for the reuse grace window. */
 export function sealSuccessor(previousToken: string, successor: string): string {
-  const iv = randomBytes(12);
+  const iv = secureRandomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', sealingKey(previousToken), iv);
   const sealed = Buffer.concat([cipher.update(successor, 'utf8'), cipher.final()]);
   return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url');

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { secureRandomBytes } from '../secure-random.js';
 import { nowSeconds } from '../../runtime/clock.js';
 import type { AppContext } from '../context.js';
 import type { AdminForLogin } from '../../db/queries/admins.js';
@@ -41,7 +41,7 @@ export async function startSession(
   federation?: Federation,
 ): Promise<LoginResult> {
   const now = nowSeconds(deps.clock);
-  const sessionId = randomBytes(16).toString('base64url');
+  const sessionId = secureRandomBytes(16).toString('base64url');
   const refreshToken = generateRefreshToken();
   const lifetime = federation === undefined ? deps.config.refreshAbsoluteLifetime : Math.min(deps.config.refreshAbsoluteLifetime, deps.config.sso.sessionMaxAge);
   const expiresAt = now + lifetime;

@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { secureRandomBytes } from '../secure-random.js';
 import { nowSeconds } from '../../runtime/clock.js';
 import type { AdminForLogin } from '../../db/queries/admins.js';
 import { insertLoginCode, spendLoginCode, type SsoLoginCode } from '../../db/queries/sso-login-codes.js';
@@ -23,7 +24,7 @@ export interface CodeGrant {
 
 /** A fresh login code (256 bits), stored as its digest, bound to the front end's code_challenge. */
 export async function issueLoginCode(deps: Pick<AppContext, 'db' | 'clock'>, grant: CodeGrant): Promise<string> {
-  const code = randomBytes(32).toString('base64url');
+  const code = secureRandomBytes(32).toString('base64url');
   await insertLoginCode(deps.db, {
     code_hash: hashCode(code),
     admin_id: grant.admin.id,

@@ -1,4 +1,5 @@
-import { createHash, createSecretKey, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
+import { createHash, createSecretKey, hkdfSync, type KeyObject } from 'node:crypto';
+import { secureRandomBytes } from '../secure-random.js';
 import { ensureServerSecret } from '../../db/queries/server-secrets.js';
 import type { AppContext } from '../context.js';
 import { SEALED_PREFIX, openSealedText, sealText } from '../keys/sealed-text.js';
@@ -40,7 +41,7 @@ async function deriveStateKey(deps: Pick<AppContext, 'db' | 'config'>): Promise<
   if (encryption !== undefined) {
     return createSecretKey(Buffer.from(hkdfSync('sha256', encryption.key.export(), Buffer.alloc(0), LABEL, 32)));
   }
-  const stored = await ensureServerSecret(deps.db, 'sso_state_key', randomBytes(32).toString('base64url'));
+  const stored = await ensureServerSecret(deps.db, 'sso_state_key', secureRandomBytes(32).toString('base64url'));
   return createSecretKey(Buffer.from(stored, 'base64url'));
 }
 

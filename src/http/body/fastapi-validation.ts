@@ -81,6 +81,15 @@ export function jsonInvalidItem(position: number, message: string): ValidationIt
   };
 }
 
+/**
+ * The 422 body for a body that is not valid JSON: `{"detail": [jsonInvalidItem(...)]}` as
+ * JSON.stringify writes it, from a template. It is the cheapest answer anyone can provoke, and
+ * JSON.stringify's generic walk of the item is a large part of it; only the message needs escaping.
+ */
+export function jsonInvalidBody(position: number, message: string): string {
+  return `{"detail":[{"type":"json_invalid","loc":["body",${position}],"msg":"JSON decode error","input":{},"ctx":{"error":${JSON.stringify(message)}}}]}`;
+}
+
 function validateField(body: object, field: FieldSpec, echoBody: () => unknown): ValidationItem | undefined {
   const { name, maxLength } = field;
   const value = ownValue(body, name);

@@ -1,4 +1,4 @@
-import { jsonInvalidItem, type ValidationItem } from './fastapi-validation.js';
+import { jsonInvalidBody, jsonInvalidItem, type ValidationItem } from './fastapi-validation.js';
 
 /**
  * A request body that fails validation: answered 422 with FastAPI's `detail` items by the error
@@ -15,13 +15,17 @@ export class ValidationFailure {
   /** The answer's body, `{"detail": items}` as JSON. */
   readonly body: string;
 
-  constructor(readonly items: ValidationItem[]) {
-    this.body = JSON.stringify({ detail: items });
+  /** `body`, when given, must be exactly what JSON.stringify writes for `{ detail: items }`. */
+  constructor(
+    readonly items: ValidationItem[],
+    body?: string,
+  ) {
+    this.body = body ?? JSON.stringify({ detail: items });
   }
 
   /** A body that is not valid JSON, at `position` (in code points), with Python's message. */
   static jsonInvalid(position: number, message: string): ValidationFailure {
-    return new ValidationFailure([jsonInvalidItem(position, message)]);
+    return new ValidationFailure([jsonInvalidItem(position, message)], jsonInvalidBody(position, message));
   }
 }
 Object.setPrototypeOf(ValidationFailure.prototype, Error.prototype);

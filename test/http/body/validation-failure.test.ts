@@ -19,4 +19,18 @@ describe('ValidationFailure', () => {
     const decode = ValidationFailure.jsonInvalid(13, 'Expecting value');
     expect(JSON.parse(decode.body)).toEqual({ detail: decode.items });
   });
+
+  it('writes the decode error from its template exactly as JSON.stringify would, for every message', () => {
+    // The parser's messages (python-json.ts), with backslashes, quotes and colons to escape.
+    const messages = ['Extra data', 'Expecting value', 'Unterminated string starting at', 'Invalid control character at',
+      'Invalid \\escape', 'Invalid \\uXXXX escape', 'Expecting property name enclosed in double quotes',
+      "Expecting ':' delimiter", "Expecting ',' delimiter", 'a "quoted" \u0000 \u2028 message'];
+    for (const message of messages) {
+      for (const position of [0, 1, 13, 65_535]) {
+        const decode = ValidationFailure.jsonInvalid(position, message);
+        expect(decode.body).toBe(JSON.stringify({ detail: decode.items }));
+        expect(decode.items[0]).toMatchObject({ type: 'json_invalid', loc: ['body', position], ctx: { error: message } });
+      }
+    }
+  });
 });
