@@ -1,9 +1,8 @@
 #!/usr/bin/env -S UV_THREADPOOL_SIZE=1 node --max-semi-space-size=4 --heap-growing-percent=50
 // The same settings as `npm start` (README, Performance):
-// - one libuv thread. The pool does little here but sign access tokens; with the default four,
-//   handing each signature to an idle thread (a futex wake, often of another core) costs the event
-//   loop more than the signature saves. libuv reads the variable before any of our code runs, so
-//   it has to come from the environment.
+// - one libuv thread. The pool does little here (files, name lookups): hashing and signing have
+//   threads of their own, and idle pool threads only cost memory. libuv reads the variable before
+//   any of our code runs, so it has to come from the environment.
 // - V8 options. Left to itself, V8 grows the young generation to 16 MiB per semi-space and lets
 //   the old one reach up to four times its live size before collecting, which costs memory under
 //   load for no measurable throughput (bench/README.md has the figures for both).

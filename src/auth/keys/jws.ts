@@ -1,4 +1,5 @@
-import { sign, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
+import { SigningThread } from './signing-thread.js';
 
 /** A private key ready to sign compact JWS: the header is encoded once, not per token. */
 export interface JwsSigner {
@@ -13,23 +14,20 @@ export function createJwsSigner(kid: string, alg: string, privateKey: KeyObject,
   return { kid, alg, privateKey, encodedHeader };
 }
 
+/** Every process signs on one thread of its own, started at the first signature. */
+const signingThread = new SigningThread();
+
 /**
- * Signs a JWT with node:crypto on the thread pool, so the signature (the largest cost of a
- * refresh) runs beside the event loop instead of on it. jose's signing goes through WebCrypto,
- * whose argument handling costs more than the signature itself here. Verification, where the
- * security checks are, stays with jose (see access-token.ts), and the tests verify what this
- * produces with jose.
+ * Signs a JWT with node:crypto on the signing thread (signing-thread.ts), so the signature (the
+ * largest cost of a refresh) runs beside the event loop instead of on it. jose's signing goes
+ * through WebCrypto, whose argument handling costs more than the signature itself here.
+ * Verification, where the security checks are, stays with jose (see access-token.ts), and the
+ * tests verify what this produces with jose.
  */
 export function signJwt(signer: JwsSigner, claims: Record<string, unknown>): Promise<string> {
+  const digest = digestOf(signer.alg);
   const signingInput = `${signer.encodedHeader}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-  // JWS wants the raw r||s form of an ECDSA signature, not DER (RFC 7518 §3.4).
-  const key = { key: signer.privateKey, dsaEncoding: 'ieee-p1363' as const };
-  return new Promise((resolve, reject) => {
-    sign(digestOf(signer.alg), Buffer.from(signingInput), key, (error, signature) => {
-      if (error !== null) reject(error);
-      else resolve(`${signingInput}.${signature.toString('base64url')}`);
-    });
-  });
+  return signingThread.sign(signer.privateKey, digest, signingInput);
 }
 
 function digestOf(alg: string): string | null {

@@ -12,8 +12,8 @@ const HASHING_NICE = 10;
 
 /**
  * argon2id on threads of its own, at most one job per thread (the caller's WorkQueue bounds how
- * many run at once, and so how many threads exist). Not the libuv pool: its threads also sign
- * access tokens, and here hashing runs below the event loop's priority, so in a login storm
+ * many run at once, and so how many threads exist). Not the libuv pool: its one thread also reads
+ * files, and here hashing runs below the event loop's priority, so in a login storm
  * refreshes keep their latency while logins take the idle CPU (README, Performance).
  */
 export class HashThreads {
