@@ -21,7 +21,7 @@ interface Job {
 }
 
 /** Keys a thread may hold before it is told to forget them all (keys change rarely). */
-const MAX_KEYS = 16;
+const MAX_KEYS = 4;
 
 /** One thread and what it was sent: its answers can only ever settle its own jobs. */
 interface Thread {
