@@ -35,7 +35,12 @@ export class TestIdp {
     });
     return new Promise((resolve, reject) => {
       let output = '';
-      const timer = setTimeout(() => reject(new Error(`the test IdP did not start:\n${output}`)), 20_000);
+      // Within vitest's 60 s hook timeout: under the whole suite's load the child can take long to
+      // load oidc-provider, and one that never says it listens is stopped rather than left behind.
+      const timer = setTimeout(() => {
+        child.kill();
+        reject(new Error(`the test IdP did not start:\n${output}`));
+      }, 50_000);
       child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
       child.stdout?.on('data', (chunk: Buffer) => {
         output += chunk.toString();
