@@ -56,8 +56,8 @@ export class SigningThread {
   /** Signs `input` (the JWS signing input) and resolves to the compact JWS. */
   sign(key: KeyObject, digest: string | null, input: string): Promise<string> {
     return new Promise((resolve, reject) => {
-      // setImmediate runs after this turn's I/O callbacks: every request of the turn has asked by then.
-      // A flush that FLUSH_AT made early leaves it nothing, or the jobs asked for since.
+      // setImmediate runs after this turn's I/O callbacks: every request of the turn has asked by
+      // then. FLUSH_AT jobs leave at once; the immediate sends what is left, if anything.
       if (this.#queued.length === 0) setImmediate(() => this.#flush());
       this.#queued.push({ key, digest, input, resolve, reject });
       if (this.#queued.length >= FLUSH_AT) this.#flush();
