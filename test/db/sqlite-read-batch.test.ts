@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connectSqlite } from '../../src/db/connect.js';
 import type { Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import { RUN_AT } from '../../src/db/sqlite-read-batch.js';
 import { schoolRow as school } from '../helpers/database.js';
 import { gate } from '../helpers/gate.js';
 
@@ -69,6 +70,21 @@ describe('reads of one turn, run together on SQLite', () => {
     await expect(failing).rejects.toThrow('malformed JSON');
     expect(await fine).toEqual(['a']);
     expect(await keys()).toEqual(['a']);
+  });
+
+  it('runs every RUN_AT reads of a turn at once, without waiting for the turn to end', async () => {
+    const insertOther = () => {
+      const other = new SQLite(file);
+      other.prepare("insert into schools (key, school_id, name, created_at) values ('other', 'other', 'OTHER', 1)").run();
+      other.close();
+    };
+    const early = Array.from({ length: RUN_AT }, () => keys());
+    // Still the same turn: the reads above have run if nothing made them wait for its end.
+    insertOther();
+    const late = Array.from({ length: RUN_AT + 3 }, () => keys());
+    expect(await Promise.all(early)).toEqual(Array.from({ length: RUN_AT }, () => []));
+    // Asked after the commit, so each must see it, whether run at RUN_AT or at the turn's end.
+    expect(await Promise.all(late)).toEqual(Array.from({ length: RUN_AT + 3 }, () => ['other']));
   });
 
   it('answers the reads still waiting for their turn when the database closes', async () => {
