@@ -9,9 +9,9 @@ interface PendingRead {
 }
 
 /**
- * Reads that leave at once rather than at the end of the turn: the requests waiting on them then
- * go on (to the signing thread, say) while the event loop reads the turn's other requests, instead
- * of all waiting for the turn to end (bench/README.md).
+ * As many waiting reads as this run at once rather than at the end of the turn: the requests
+ * waiting on them then go on (to the signing thread, say) while the event loop reads the turn's
+ * other requests, instead of all waiting for the turn to end (bench/README.md).
  */
 export const RUN_AT = 8;
 
