@@ -9,7 +9,7 @@ interface PendingRead {
 }
 
 /**
- * As many waiting reads as this run at once rather than at the end of the turn: the requests
+ * Once this many reads wait, they run at once rather than at the end of the turn: the requests
  * waiting on them then go on (to the signing thread, say) while the event loop reads the turn's
  * other requests, instead of all waiting for the turn to end (bench/README.md).
  */
