@@ -4,7 +4,9 @@
 // Starts <tree>'s server as `npm start` does with --cpu-prof, loads it with wrk -t2 -c50 and
 // prints the heaviest functions by self time, and totals by package, per request answered.
 // With outDir `--threads` it profiles nothing and prints instead each server thread's CPU time
-// (from /proc) per request over the measured seconds.
+// (from /proc) per request over the measured seconds, and how much of it was in the kernel.
+// `--after-refresh` first loads the same server with refreshes for 7 s, as wrk-ab.mjs does before
+// its 422: a server's state after a load is part of what the next load measures.
 import process from 'node:process';
 import console from 'node:console';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -15,21 +17,22 @@ import { serverEnv, startServer, stopChild } from './lib/procs.mjs';
 import * as S from './lib/scenarios.mjs';
 import { runWrk, tokensFile } from './lib/wrk.mjs';
 
-const [tree, scenario, outDir, secondsArg] = process.argv.slice(2);
+const afterRefresh = process.argv.includes('--after-refresh');
+const [tree, scenario, outDir, secondsArg] = process.argv.slice(2).filter((arg) => arg !== '--after-refresh');
 if (tree === undefined || scenario === undefined || outDir === undefined) {
-  process.stderr.write('usage: node bench/profile.mjs <tree> <refresh|rotation|invalid> <outDir|--threads> [seconds]\n');
+  process.stderr.write('usage: node bench/profile.mjs <tree> <refresh|rotation|invalid> <outDir|--threads> [seconds] [--after-refresh]\n');
   process.exit(2);
 }
 const seconds = Number(secondsArg ?? 8);
 const rotation = scenario === 'rotation';
 
-/** CPU time (ticks of 10 ms) of each thread of a process, by thread id. */
+/** CPU time (ticks of 10 ms) of each thread of a process, in all and in the kernel, by thread id. */
 function threadTicks(pid) {
   const ticks = new Map();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    ticks.set(tid, Number(fields[11]) + Number(fields[12]));
+    ticks.set(tid, { all: Number(fields[11]) + Number(fields[12]), kernel: Number(fields[12]) });
   }
   return ticks;
 }
@@ -42,15 +45,26 @@ const server = await startServer({ entry, env: serverEnv(cwd, rotation), cwd, cp
 let requests;
 try {
   const count = rotation ? 70 : 200;
+  if (afterRefresh) {
+    const refreshTokens = { TOKENS_FILE: await tokensFile(cwd, server.url, 'before', 200) };
+    await runWrk(server.url, 'refresh', 2, refreshTokens);
+    await runWrk(server.url, 'refresh', 5, refreshTokens);
+  }
   await runWrk(server.url, scenario, 2, { TOKENS_FILE: await tokensFile(cwd, server.url, 'warm', count) });
   const measured = await tokensFile(cwd, server.url, 'measured', count);
   const before = threadTicks(server.child.pid);
   ({ requests } = await runWrk(server.url, scenario, seconds, { TOKENS_FILE: measured }));
   if (threads) {
-    const perRequest = [...threadTicks(server.child.pid)].map(([tid, ticks]) => [tid, ((ticks - (before.get(tid) ?? 0)) * 10_000) / requests]);
-    const total = perRequest.reduce((sum, [, us]) => sum + us, 0);
+    const usOf = (ticks) => (ticks * 10_000) / requests;
+    const perRequest = [...threadTicks(server.child.pid)].map(([tid, { all, kernel }]) => {
+      const start = before.get(tid) ?? { all: 0, kernel: 0 };
+      return { tid, us: usOf(all - start.all), kernelUs: usOf(kernel - start.kernel) };
+    });
+    const total = perRequest.reduce((sum, { us }) => sum + us, 0);
     console.log(`${tree}: ${requests} requests in ${seconds}s (${Math.round(requests / seconds)}/s), CPU per request ${total.toFixed(1)} µs`);
-    for (const [tid, us] of perRequest.filter(([, us]) => us >= 0.5).sort((a, b) => b[1] - a[1])) console.log(`${us.toFixed(1).padStart(8)} µs  thread ${tid}`);
+    for (const { tid, us, kernelUs } of perRequest.filter(({ us }) => us >= 0.5).sort((a, b) => b.us - a.us)) {
+      console.log(`${us.toFixed(1).padStart(8)} µs  thread ${tid} (${kernelUs.toFixed(1)} µs in the kernel)`);
+    }
   }
 } finally {
   await stopChild(server.child);
