@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, hash } from 'node:crypto';
+import { createDecipheriv, hash } from 'node:crypto';
 import { secureRandomBytes } from '../secure-random.js';
 
 /** 256 bits from the CSPRNG, base64url: 43 characters. */
@@ -15,25 +15,47 @@ export function hashRefreshToken(token: string): string {
   return hash('sha256', token, 'base64url');
 }
 
-/** A key only the holder of `token` can derive: the stored hash does not reveal it. */
-function sealingKey(token: string): Buffer {
-  return hash('sha256', `school-auth/successor-key\0${token}`, 'buffer');
-}
-
-/** Encrypts a rotated token's successor under its predecessor, for the reuse grace window. */
+/**
+ * Encrypts a rotated token's successor under its predecessor, for the reuse grace window: the
+ * successor's 32 bytes XOR a pad derived from the predecessor (a 256-bit secret). A pad is used
+ * once: a token is consumed, and its successor sealed, at most once (the conditional update in
+ * `rotateRefreshToken`). No tag is needed: the row is found by the predecessor's own hash, so only
+ * its holder ever opens it, and whoever can rewrite the row can write tokens of their own anyway.
+ */
 export function sealSuccessor(previousToken: string, successor: string): string {
-  const iv = secureRandomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', sealingKey(previousToken), iv);
-  const sealed = Buffer.concat([cipher.update(successor, 'utf8'), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url');
+  const bytes = Buffer.from(successor, 'base64url');
+  xorInPlace(bytes, padFor(previousToken));
+  return bytes.toString('base64url');
 }
 
-/** Returns undefined when the sealed value was not made with this token. */
+/**
+ * The successor sealed under `previousToken`; undefined for a value of neither form. Under any
+ * other token a pad-sealed value opens to a different, useless value (see `sealSuccessor`).
+ */
 export function openSuccessor(previousToken: string, sealed: string): string | undefined {
   const bytes = Buffer.from(sealed, 'base64url');
+  if (bytes.length === TOKEN_BYTES) return xorInPlace(bytes, padFor(previousToken)).toString('base64url');
+  return openWithGcm(previousToken, bytes);
+}
+
+const TOKEN_BYTES = 32;
+
+/** Bytes only the holder of `token` can compute: the stored hash does not reveal them. */
+function padFor(token: string): Buffer {
+  return hash('sha256', `school-auth/successor-pad\0${token}`, 'buffer');
+}
+
+function xorInPlace(bytes: Buffer, pad: Buffer): Buffer {
+  for (let index = 0; index < bytes.length; index++) bytes[index]! ^= pad[index]!;
+  return bytes;
+}
+
+/** Successors sealed before the pad (AES-256-GCM: IV, tag, ciphertext), still within their grace. */
+function openWithGcm(previousToken: string, bytes: Buffer): string | undefined {
   if (bytes.length < 29) return undefined;
   try {
-    const decipher = createDecipheriv('aes-256-gcm', sealingKey(previousToken), bytes.subarray(0, 12));
+    const key = hash('sha256', `school-auth/successor-key\0${previousToken}`, 'buffer');
+    const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, 12));
     decipher.setAuthTag(bytes.subarray(12, 28));
     return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8');
   } catch {
