@@ -41,6 +41,12 @@ describe('the sealed successor of a rotated refresh token', () => {
     expect(openSuccessor(generateRefreshToken(), sealedWithGcm(previous, successor))).toBeUndefined();
   });
 
+  it('refuses to seal anything but a refresh token, which the pad covers whole', () => {
+    const previous = generateRefreshToken();
+    expect(() => sealSuccessor(previous, randomBytes(40).toString('base64url'))).toThrow(/32 bytes/);
+    expect(() => sealSuccessor(previous, 'short')).toThrow(/32 bytes/);
+  });
+
   it('opens nothing from a value of neither form', () => {
     const previous = generateRefreshToken();
     expect(openSuccessor(previous, '')).toBeUndefined();

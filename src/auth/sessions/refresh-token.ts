@@ -1,9 +1,11 @@
 import { createDecipheriv, hash } from 'node:crypto';
 import { secureRandomBytes } from '../secure-random.js';
 
+const TOKEN_BYTES = 32;
+
 /** 256 bits from the CSPRNG, base64url: 43 characters. */
 export function generateRefreshToken(): string {
-  return secureRandomBytes(32).toString('base64url');
+  return secureRandomBytes(TOKEN_BYTES).toString('base64url');
 }
 
 /**
@@ -24,8 +26,9 @@ export function hashRefreshToken(token: string): string {
  */
 export function sealSuccessor(previousToken: string, successor: string): string {
   const bytes = Buffer.from(successor, 'base64url');
-  xorInPlace(bytes, padFor(previousToken));
-  return bytes.toString('base64url');
+  // The pad covers 32 bytes: anything longer would be stored partly in the clear.
+  if (bytes.length !== TOKEN_BYTES) throw new Error('only a refresh token of 32 bytes can be sealed');
+  return xorInPlace(bytes, padFor(previousToken)).toString('base64url');
 }
 
 /**
@@ -37,8 +40,6 @@ export function openSuccessor(previousToken: string, sealed: string): string | u
   if (bytes.length === TOKEN_BYTES) return xorInPlace(bytes, padFor(previousToken)).toString('base64url');
   return openWithGcm(previousToken, bytes);
 }
-
-const TOKEN_BYTES = 32;
 
 /** Bytes only the holder of `token` can compute: the stored hash does not reveal them. */
 function padFor(token: string): Buffer {
