@@ -51,7 +51,10 @@ function xorInPlace(bytes: Buffer, pad: Buffer): Buffer {
   return bytes;
 }
 
-/** Successors sealed before the pad (AES-256-GCM: IV, tag, ciphertext), still within their grace. */
+/**
+ * Successors sealed before the pad (AES-256-GCM: IV, tag, ciphertext). They matter only within
+ * their grace window (REFRESH_REUSE_GRACE, at most 300 s) after an upgrade; later reuse revokes.
+ */
 function openWithGcm(previousToken: string, bytes: Buffer): string | undefined {
   if (bytes.length < 29) return undefined;
   try {
