@@ -7,22 +7,25 @@
 // (from /proc) per request over the measured seconds, and how much of it was in the kernel.
 // `--after-refresh` first loads the same server with refreshes for 7 s, as wrk-ab.mjs does before
 // its 422: a server's state after a load is part of what the next load measures.
+// `--db postgres` runs the server on a fresh database on the server of DATABASE_URL (dropped after).
 import process from 'node:process';
 import console from 'node:console';
 import { readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
+import { createBenchDatabase } from './lib/pg.mjs';
 import { serverEnv, startServer, stopChild } from './lib/procs.mjs';
 import * as S from './lib/scenarios.mjs';
 import { runWrk, tokensFile } from './lib/wrk.mjs';
 
 const afterRefresh = process.argv.includes('--after-refresh');
-const [tree, scenario, outDir, secondsArg] = process.argv.slice(2).filter((arg) => arg !== '--after-refresh');
+const postgres = process.argv.includes('--db=postgres');
+const [tree, scenario, outDir, secondsArg] = process.argv.slice(2).filter((arg) => arg !== '--after-refresh' && arg !== '--db=postgres');
 const rotation = scenario === 'rotation';
 // A rotation server would take the reusable refresh load for token theft and end its sessions.
-if (tree === undefined || scenario === undefined || outDir === undefined || (afterRefresh && rotation)) {
-  process.stderr.write('usage: node bench/profile.mjs <tree> <refresh|rotation|invalid> <outDir|--threads> [seconds] [--after-refresh, not with rotation]\n');
+if (tree === undefined || scenario === undefined || outDir === undefined || (afterRefresh && rotation) || (postgres && !process.env.DATABASE_URL)) {
+  process.stderr.write('usage: [DATABASE_URL=postgres://...] node bench/profile.mjs <tree> <refresh|rotation|invalid> <outDir|--threads> [seconds] [--after-refresh, not with rotation] [--db=postgres]\n');
   process.exit(2);
 }
 const seconds = Number(secondsArg ?? 8);
@@ -41,8 +44,10 @@ function threadTicks(pid) {
 const threads = outDir === '--threads';
 const cwd = await mkdtemp(join(os.tmpdir(), 'school-auth-prof-'));
 const entry = join(resolve(tree), 'dist/cli/main.js');
-await S.seedAdmins(entry, { env: serverEnv(cwd, rotation), cwd });
-const server = await startServer({ entry, env: serverEnv(cwd, rotation), cwd, cpuProfDir: threads ? undefined : resolve(outDir) });
+const database = postgres ? await createBenchDatabase(process.env.DATABASE_URL) : undefined;
+const env = { ...serverEnv(cwd, rotation), ...(database ? { DATABASE_URL: database.url, ISSUER: 'http://bench.school-auth.test' } : {}) };
+await S.seedAdmins(entry, { env, cwd });
+const server = await startServer({ entry, env, cwd, cpuProfDir: threads ? undefined : resolve(outDir) });
 let requests;
 try {
   const count = rotation ? 70 : 200;
@@ -69,6 +74,7 @@ try {
   }
 } finally {
   await stopChild(server.child);
+  await database?.drop();
   await rm(cwd, { recursive: true, force: true });
 }
 if (threads) process.exit(0);

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Paired, alternating A/B of two builds under wrk -t2 -c50, as ratios to bare node:http:
-//   node bench/wrk-ab.mjs <treeA> <treeB> [pairs=3]
+//   node bench/wrk-ab.mjs <treeA> <treeB> [pairs=3] [--db=postgres]
 // Needs wrk (Debian: apt-get install wrk). Each run of a build measures bench/bare-server.mjs,
-// then the real server (the `start` script's options, a fresh SQLite database) in reusable mode
+// then the real server (the `start` script's options, a fresh SQLite database, or with
+// `--db=postgres` a fresh database on the server of DATABASE_URL, dropped after) in reusable mode
 // (refresh, then the 422 of a truncated body) and in rotation mode; each load runs 2 s to warm up,
 // then 5 s measured. It prints each run's requests per second and ratios to that run's bare
 // figure, then the median over pairs of B's ratio over A's. B runs first in every other pair.
@@ -13,13 +14,15 @@ import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { URL, fileURLToPath } from 'node:url';
 import { alternate, median } from './lib/pairs.mjs';
+import { createBenchDatabase } from './lib/pg.mjs';
 import { serverEnv, startBare, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
 import * as S from './lib/scenarios.mjs';
 import { WRK_CONNECTIONS, runWrk, tokensFile } from './lib/wrk.mjs';
 
-const [treeA, treeB, pairsArg] = process.argv.slice(2);
-if (treeA === undefined || treeB === undefined) {
-  process.stderr.write('usage: node bench/wrk-ab.mjs <treeA> <treeB> [pairs]\n');
+const postgres = process.argv.includes('--db=postgres');
+const [treeA, treeB, pairsArg] = process.argv.slice(2).filter((arg) => arg !== '--db=postgres');
+if (treeA === undefined || treeB === undefined || (postgres && !process.env.DATABASE_URL)) {
+  process.stderr.write('usage: [DATABASE_URL=postgres://...] node bench/wrk-ab.mjs <treeA> <treeB> [pairs] [--db=postgres]\n');
   process.exit(2);
 }
 const pairs = Number(pairsArg ?? 3);
@@ -32,8 +35,8 @@ async function measure(url, script, env) {
   return runWrk(url, script, 5, env);
 }
 
-async function withServer(entry, rotation, cwd, work) {
-  const server = await startServer({ entry, env: serverEnv(cwd, rotation), cwd });
+async function withServer(entry, rotation, cwd, database, work) {
+  const server = await startServer({ entry, env: envOf(cwd, rotation, database), cwd });
   try {
     return await work(server.url);
   } finally {
@@ -41,24 +44,30 @@ async function withServer(entry, rotation, cwd, work) {
   }
 }
 
+function envOf(cwd, rotation, database) {
+  return { ...serverEnv(cwd, rotation), ...(database ? { DATABASE_URL: database.url, ISSUER: 'http://bench.school-auth.test' } : {}) };
+}
+
 async function runOn(tree) {
   const cwd = await mkdtemp(join(os.tmpdir(), 'school-auth-wrk-'));
   const entry = join(resolve(tree), 'dist/cli/main.js');
+  const database = postgres ? await createBenchDatabase(process.env.DATABASE_URL) : undefined;
   try {
     const bare = await startBare(join(root, 'bench/bare-server.mjs'), { ...process.env, RESPONSE_BYTES: '700' });
     const run = { bare: await measure(bare.url, 'bare').finally(() => stopChild(bare.child)) };
-    await S.seedAdmins(entry, { env: serverEnv(cwd, false), cwd });
-    await withServer(entry, false, cwd, async (url) => {
+    await S.seedAdmins(entry, { env: envOf(cwd, false, database), cwd });
+    await withServer(entry, false, cwd, database, async (url) => {
       run.refresh = await measure(url, 'refresh', { TOKENS_FILE: await tokensFile(cwd, url, 'reusable', 200) });
       run.invalid = await measure(url, 'invalid');
     });
-    await withServer(entry, true, cwd, async (url) => {
+    await withServer(entry, true, cwd, database, async (url) => {
       // The warm-up rotates its own tokens: wrk keeps the successors it was given.
       await runWrk(url, 'rotation', 2, { TOKENS_FILE: await tokensFile(cwd, url, 'warm-up', WRK_CONNECTIONS + 20) });
       run.rotation = await runWrk(url, 'rotation', 5, { TOKENS_FILE: await tokensFile(cwd, url, 'measured', WRK_CONNECTIONS + 20) });
     });
     return run;
   } finally {
+    await database?.drop();
     await rm(cwd, { recursive: true, force: true });
   }
 }
