@@ -14,7 +14,7 @@ import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { URL, fileURLToPath } from 'node:url';
 import { alternate, median } from './lib/pairs.mjs';
-import { createBenchDatabase } from './lib/pg.mjs';
+import { createBenchDatabase, databaseEnv } from './lib/pg.mjs';
 import { serverEnv, startBare, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
 import * as S from './lib/scenarios.mjs';
 import { WRK_CONNECTIONS, runWrk, tokensFile } from './lib/wrk.mjs';
@@ -45,7 +45,7 @@ async function withServer(entry, rotation, cwd, database, work) {
 }
 
 function envOf(cwd, rotation, database) {
-  return { ...serverEnv(cwd, rotation), ...(database ? { DATABASE_URL: database.url, ISSUER: 'http://bench.school-auth.test' } : {}) };
+  return { ...serverEnv(cwd, rotation), ...databaseEnv(database) };
 }
 
 async function runOn(tree) {

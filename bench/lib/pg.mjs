@@ -41,3 +41,8 @@ export async function createBenchDatabase(adminUrl) {
     },
   };
 }
+
+/** What a server needs besides serverEnv() to run on `database` (several instances share one issuer). */
+export function databaseEnv(database) {
+  return database === undefined ? {} : { DATABASE_URL: database.url, ISSUER: 'http://bench.school-auth.test' };
+}
