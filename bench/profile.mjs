@@ -7,7 +7,7 @@
 // (from /proc) per request over the measured seconds, and how much of it was in the kernel.
 // `--after-refresh` first loads the same server with refreshes for 7 s, as wrk-ab.mjs does before
 // its 422: a server's state after a load is part of what the next load measures.
-// `--db postgres` runs the server on a fresh database on the server of DATABASE_URL (dropped after).
+// `--db=postgres` runs the server on a fresh database on the server of DATABASE_URL (dropped after).
 import process from 'node:process';
 import console from 'node:console';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -46,10 +46,11 @@ const cwd = await mkdtemp(join(os.tmpdir(), 'school-auth-prof-'));
 const entry = join(resolve(tree), 'dist/cli/main.js');
 const database = postgres ? await createBenchDatabase(process.env.DATABASE_URL) : undefined;
 const env = { ...serverEnv(cwd, rotation), ...databaseEnv(database) };
-await S.seedAdmins(entry, { env, cwd });
-const server = await startServer({ entry, env, cwd, cpuProfDir: threads ? undefined : resolve(outDir) });
+let server;
 let requests;
 try {
+  await S.seedAdmins(entry, { env, cwd });
+  server = await startServer({ entry, env, cwd, cpuProfDir: threads ? undefined : resolve(outDir) });
   const count = rotation ? 70 : 200;
   if (afterRefresh) {
     const refreshTokens = { TOKENS_FILE: await tokensFile(cwd, server.url, 'before', 200) };
@@ -73,7 +74,7 @@ try {
     }
   }
 } finally {
-  await stopChild(server.child);
+  if (server !== undefined) await stopChild(server.child);
   await database?.drop();
   await rm(cwd, { recursive: true, force: true });
 }
