@@ -14,7 +14,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
-import { createBenchDatabase, databaseEnv } from './lib/pg.mjs';
+import { createBenchDatabase } from './lib/pg.mjs';
 import { serverEnv, startServer, stopChild } from './lib/procs.mjs';
 import * as S from './lib/scenarios.mjs';
 import { runWrk, tokensFile } from './lib/wrk.mjs';
@@ -45,7 +45,7 @@ const threads = outDir === '--threads';
 const cwd = await mkdtemp(join(os.tmpdir(), 'school-auth-prof-'));
 const entry = join(resolve(tree), 'dist/cli/main.js');
 const database = postgres ? await createBenchDatabase(process.env.DATABASE_URL) : undefined;
-const env = { ...serverEnv(cwd, rotation), ...databaseEnv(database) };
+const env = serverEnv(cwd, rotation, database);
 let server;
 let requests;
 try {

@@ -11,7 +11,7 @@ import { parseOptions } from './lib/args.mjs';
 import { ARGON2_DEFAULTS, argon2Raw, makeHash } from './lib/argon2-raw.mjs';
 import { closeLoop, postRequest } from './lib/close-loop.mjs';
 import { measure, measureTogether, stopLoad } from './lib/load.mjs';
-import { createBenchDatabase, databaseEnv } from './lib/pg.mjs';
+import { createBenchDatabase } from './lib/pg.mjs';
 import { killChildrenSync, memoryOf, sampleMemory, serverEnv, startBare, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
 import { buildReport, machine, writeResults } from './lib/report.mjs';
 import * as S from './lib/scenarios.mjs';
@@ -97,7 +97,7 @@ async function scenario(name, proc, run, what = `${options.warmup}s warm-up + ${
 }
 
 function benchEnv(rotation) {
-  return { ...serverEnv(tmp, rotation), ...databaseEnv(database) };
+  return serverEnv(tmp, rotation, database);
 }
 
 async function startService(rotation) {

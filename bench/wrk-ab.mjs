@@ -14,7 +14,7 @@ import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { URL, fileURLToPath } from 'node:url';
 import { alternate, median } from './lib/pairs.mjs';
-import { createBenchDatabase, databaseEnv } from './lib/pg.mjs';
+import { createBenchDatabase } from './lib/pg.mjs';
 import { serverEnv, startBare, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
 import * as S from './lib/scenarios.mjs';
 import { WRK_CONNECTIONS, runWrk, tokensFile } from './lib/wrk.mjs';
@@ -36,16 +36,12 @@ async function measure(url, script, env) {
 }
 
 async function withServer(entry, rotation, cwd, database, work) {
-  const server = await startServer({ entry, env: envOf(cwd, rotation, database), cwd });
+  const server = await startServer({ entry, env: serverEnv(cwd, rotation, database), cwd });
   try {
     return await work(server.url);
   } finally {
     await stopChild(server.child);
   }
-}
-
-function envOf(cwd, rotation, database) {
-  return { ...serverEnv(cwd, rotation), ...databaseEnv(database) };
 }
 
 async function runOn(tree) {
@@ -55,7 +51,7 @@ async function runOn(tree) {
   try {
     const bare = await startBare(join(root, 'bench/bare-server.mjs'), { ...process.env, RESPONSE_BYTES: '700' });
     const run = { bare: await measure(bare.url, 'bare').finally(() => stopChild(bare.child)) };
-    await S.seedAdmins(entry, { env: envOf(cwd, false, database), cwd });
+    await S.seedAdmins(entry, { env: serverEnv(cwd, false, database), cwd });
     await withServer(entry, false, cwd, database, async (url) => {
       run.refresh = await measure(url, 'refresh', { TOKENS_FILE: await tokensFile(cwd, url, 'reusable', 200) });
       run.invalid = await measure(url, 'invalid');

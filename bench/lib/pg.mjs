@@ -42,7 +42,7 @@ export async function createBenchDatabase(adminUrl) {
   };
 }
 
-/** What a server needs besides serverEnv() to run on `database` (several instances share one issuer). */
+/** What a server needs to run on `database` (see serverEnv; several instances share one issuer). */
 export function databaseEnv(database) {
   return database === undefined ? {} : { DATABASE_URL: database.url, ISSUER: 'http://bench.school-auth.test' };
 }

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { URL } from 'node:url';
+import { databaseEnv } from './pg.mjs';
 
 /** Every child still running; stopped on exit, error or Ctrl-C. */
 const children = new Set();
@@ -128,9 +129,10 @@ async function startOptions() {
 
 /**
  * What every benchmark run sets besides `npm start`'s own: its data directory, no login throttle
- * (every login comes from 127.0.0.1), keys active at once, warnings only.
+ * (every login comes from 127.0.0.1), keys active at once, warnings only; and `database` (from
+ * createBenchDatabase), if given.
  */
-export function serverEnv(dataDir, rotation) {
+export function serverEnv(dataDir, rotation, database) {
   return {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -139,6 +141,7 @@ export function serverEnv(dataDir, rotation) {
     LOGIN_THROTTLE: 'off',
     KEY_ACTIVATION_DELAY: '0',
     REFRESH_TOKEN_ROTATION: rotation ? 'on' : 'off',
+    ...databaseEnv(database),
   };
 }
 
