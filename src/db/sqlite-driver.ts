@@ -61,15 +61,6 @@ export class BetterSqliteDriver implements Driver {
     return this.#connection.executeQuery<R>(query);
   }
 
-  /**
-   * Runs `query` now for the scope that holds the connection (see HeldConnectionExecutor), or
-   * leaves it to Kysely's path when nothing holds it.
-   */
-  runHeld<R>(query: CompiledQuery): Promise<QueryResult<R>> | undefined {
-    if (!this.#held) return undefined;
-    return this.#connection.executeQuery<R>(query);
-  }
-
   /** Runs `work` synchronously as the connection's holder, now or in its turn. */
   #whenFree(work: () => void): void {
     const run = () => {

@@ -1,5 +1,5 @@
-import { CompiledQuery, SingleConnectionProvider, sql, type Transaction } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { sql, type Transaction } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import type { DatabaseSchema } from '../../src/db/schema/index.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
@@ -90,22 +90,6 @@ describe('the SQLite driver and its executor', () => {
     });
     await expect(ended!.insertInto('schools').values(school('late')).execute()).rejects.toThrow('Transaction is already committed');
     expect(await keys()).toEqual(['t1', 't2']);
-  });
-
-  it('runs a transaction’s statement on the held connection at once, not through Kysely’s per-statement chain', async () => {
-    const chain = vi.spyOn(SingleConnectionProvider.prototype, 'provideConnection');
-    try {
-      const inserted = await database.db.transaction().execute(async (trx) => {
-        const insert = trx.executeQuery(CompiledQuery.raw('insert into schools (key, school_id, name, created_at) values (?, ?, ?, ?)', ['now', 'now', 'Now', 1]));
-        const built = await trx.insertInto('schools').values(school('built')).execute();
-        return [(await insert).numAffectedRows, built[0]?.numInsertedOrUpdatedRows];
-      });
-      expect(inserted).toEqual([1n, 1n]);
-      expect(chain).not.toHaveBeenCalled();
-    } finally {
-      chain.mockRestore();
-    }
-    expect(await keys()).toEqual(['built', 'now']);
   });
 
   it('reports changed rows and streams rows as Kysely’s own driver does', async () => {
