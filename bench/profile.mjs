@@ -7,7 +7,9 @@
 // (from /proc) per request over the measured seconds, and how much of it was in the kernel.
 // `--after-refresh` first loads the same server with refreshes for 7 s, as wrk-ab.mjs does before
 // its 422: a server's state after a load is part of what the next load measures.
-// `--db=postgres` runs the server on a fresh database on the server of DATABASE_URL (dropped after).
+// `--db=postgres` runs the server on a fresh database on the server of DATABASE_URL (dropped after);
+// with `--threads` it also prints the CPU time of this machine's PostgreSQL processes per request,
+// the server's connections apart from each kind of background process.
 import process from 'node:process';
 import console from 'node:console';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -41,6 +43,24 @@ function threadTicks(pid) {
   return ticks;
 }
 
+/** CPU ticks of every process named postgres on this machine, by what it does: its connections, its background workers. */
+function postgresTicks() {
+  const ticks = new Map();
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      const kind = title.includes('school_auth_bench_') ? 'connections' : title.replace(/^postgres: /, '').replace(/ worker.*$/, '').trim();
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks.set(kind, (ticks.get(kind) ?? 0) + Number(fields[11]) + Number(fields[12]));
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return ticks;
+}
+
 const threads = outDir === '--threads';
 const cwd = await mkdtemp(join(os.tmpdir(), 'school-auth-prof-'));
 const entry = join(resolve(tree), 'dist/cli/main.js');
@@ -60,9 +80,11 @@ try {
   await runWrk(server.url, scenario, 2, { TOKENS_FILE: await tokensFile(cwd, server.url, 'warm', count) });
   const measured = await tokensFile(cwd, server.url, 'measured', count);
   const before = threadTicks(server.child.pid);
+  const postgresBefore = postgres ? postgresTicks() : new Map();
   ({ requests } = await runWrk(server.url, scenario, seconds, { TOKENS_FILE: measured }));
   if (threads) {
     const usOf = (ticks) => (ticks * 10_000) / requests;
+    const postgresUs = postgres ? [...postgresTicks()].map(([kind, all]) => [kind, usOf(all - (postgresBefore.get(kind) ?? 0))]) : [];
     const perRequest = [...threadTicks(server.child.pid)].map(([tid, { all, kernel }]) => {
       const start = before.get(tid) ?? { all: 0, kernel: 0 };
       return { tid, us: usOf(all - start.all), kernelUs: usOf(kernel - start.kernel) };
@@ -72,6 +94,7 @@ try {
     for (const { tid, us, kernelUs } of perRequest.filter(({ us }) => us >= 0.5).sort((a, b) => b.us - a.us)) {
       console.log(`${us.toFixed(1).padStart(8)} µs  thread ${tid} (${kernelUs.toFixed(1)} µs in the kernel)`);
     }
+    for (const [kind, us] of postgresUs.filter(([, us]) => us >= 0.5)) console.log(`${us.toFixed(1).padStart(8)} µs  PostgreSQL: ${kind}`);
   }
 } finally {
   if (server !== undefined) await stopChild(server.child);

@@ -1,6 +1,8 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { decodeJwt } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { changePassword, setAdminEnabled } from '../../src/auth/accounts/admins.js';
+import { suspendSchool } from '../../src/auth/accounts/schools.js';
 import { createTestApp, seedAdmin, signIn, type TestApp } from '../helpers/app.js';
 import { BODIES, INVALID_TOKEN_CHALLENGE, auditEvents, logout, me, refresh } from '../helpers/contract.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
@@ -129,6 +131,54 @@ describe.each(TEST_DIALECTS)('POST /auth/refresh with REFRESH_TOKEN_ROTATION=on 
     token = (await rotate(t, token)).refresh_token;
     t.clock.advance(3601);
     expectRefused(await refresh(t.app, token));
+  });
+
+  it('consumes a token exactly when it answers its successor, at every edge of a session', async () => {
+    const tokensOf = async (accessToken: string) => {
+      const rows = await t.services.db
+        .selectFrom('refresh_tokens')
+        .select('consumed_at')
+        .where('session_id', '=', String(decodeJwt(accessToken).sid))
+        .execute();
+      return { rows: rows.length, consumed: rows.filter((row) => row.consumed_at !== null).length };
+    };
+    /** Refreshes once after `advance` seconds (and `act`): 200 must go with one consumption, 401 with none. */
+    const presentOnce = async (advance: number, act: (refreshToken: string) => Promise<unknown> = () => Promise.resolve()) => {
+      const session = await signIn(t.app, admin);
+      t.clock.advance(advance);
+      await act(session.refresh_token);
+      const response = await refresh(t.app, session.refresh_token);
+      const tokens = await tokensOf(session.access_token);
+      return { status: response.statusCode, tokens };
+    };
+    const served = { status: 200, tokens: { rows: 2, consumed: 1 } };
+    const refused = { status: 401, tokens: { rows: 1, consumed: 0 } };
+    expect(await presentOnce(3600), 'idle exactly the timeout').toEqual(served);
+    expect(await presentOnce(3601), 'idle a second longer').toEqual(refused);
+    expect(await presentOnce(10, (token) => logout(t.app, token)), 'logged out').toEqual({ status: 401, tokens: { rows: 1, consumed: 0 } });
+    expect(await presentOnce(10, () => changePassword(t.services, admin, 'another-passw0rd!')), 'password changed').toEqual(refused);
+    admin = { ...admin, password: 'another-passw0rd!' };
+    expect(await presentOnce(10, () => setAdminEnabled(t.services, admin, false).then(() => setAdminEnabled(t.services, admin, true))), 'disabled, enabled').toEqual(
+      refused,
+    );
+    expect(await presentOnce(10, () => suspendSchool(t.services, admin.schoolId)), 'school suspended').toEqual(refused);
+  });
+
+  it('does not consume the token at the absolute lifetime, and does a second before', async () => {
+    let session = await signIn(t.app, admin);
+    for (let elapsed = 3000; elapsed <= 42000; elapsed += 3000) {
+      t.clock.advance(3000);
+      session = { ...session, ...(await rotate(t, session.refresh_token)) };
+    }
+    t.clock.advance(43200 - 42000 - 1);
+    const last = await rotate(t, session.refresh_token);
+    t.clock.advance(1);
+    const sid = String(decodeJwt(session.access_token).sid);
+    const before = await t.services.db.selectFrom('refresh_tokens').select(['consumed_at']).where('session_id', '=', sid).execute();
+    expectRefused(await refresh(t.app, last.refresh_token));
+    const after = await t.services.db.selectFrom('refresh_tokens').select(['consumed_at']).where('session_id', '=', sid).execute();
+    expect(after).toEqual(before);
+    expect(after.filter((row) => row.consumed_at === null)).toHaveLength(1);
   });
 
   it('still ends sessions on idle timeout and absolute lifetime', async () => {

@@ -7,7 +7,7 @@ import type { AccessTokenClaims } from '../keys/access-token.js';
 import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
 import type { Acr } from '../mfa/assurance.js';
 import type { AppContext } from '../context.js';
-import { isGrantAlive } from './refresh.js';
+import { isSessionAlive } from '../../db/queries/session-liveness.js';
 
 /** One of an admin's own live sessions, as the self-service list shows it. Times in epoch seconds. */
 export interface OwnSession {
@@ -28,7 +28,7 @@ export async function listOwnSessions(deps: AppContext, claims: AccessTokenClaim
   const now = nowSeconds(deps.clock);
   const rows = await listUnrevokedSessionsOfAdmin(deps.db, claims.sub);
   return rows
-    .filter((row) => isGrantAlive(row, now, deps.config))
+    .filter((row) => isSessionAlive(row, now, deps.config))
     .map((row) => ({
       sessionId: row.id,
       createdAt: row.created_at,

@@ -3,6 +3,7 @@ import type { Config } from '../../config/config.js';
 import { findRefreshGrant, rotateRefreshToken, type RefreshGrant } from '../../db/queries/refresh-tokens.js';
 import { touchSession } from '../../db/queries/sessions.js';
 import { revokeSessions } from '../../db/queries/session-ending.js';
+import { isSessionAlive } from '../../db/queries/session-liveness.js';
 import { AppError } from '../../errors.js';
 import { issueAccessToken } from '../keys/access-token.js';
 import { recordEvent, type RequestContext } from '../audit/events.js';
@@ -26,13 +27,13 @@ const invalid = () => new AppError('INVALID_REFRESH_TOKEN');
  */
 export async function exchangeRefreshToken(deps: AppContext, token: string, context: RequestContext): Promise<RefreshResult> {
   const presented: Presented = { token, hash: hashRefreshToken(token) };
+  const now = nowSeconds(deps.clock);
+  if (deps.config.refreshTokenRotation) return rotateToken(deps, presented, context, now);
   const grant = await findRefreshGrant(deps.db, presented.hash);
   if (grant === undefined) throw invalid();
-  const now = nowSeconds(deps.clock);
   if (grant.consumed_at !== null) return replayConsumedToken(deps, grant, presented, context);
-  if (!isGrantAlive(grant, now, deps.config)) throw invalid();
-  if (!deps.config.refreshTokenRotation) return reuseToken(deps, grant, now);
-  return rotateToken(deps, grant, presented, context, now);
+  if (!isSessionAlive(grant, now, deps.config)) throw invalid();
+  return reuseToken(deps, grant, now);
 }
 
 /** The refresh token as presented, hashed once. */
@@ -41,28 +42,17 @@ interface Presented {
   readonly hash: string;
 }
 
-/** Whether the session behind a token may still be used at `now`. */
-export function isGrantAlive(
-  grant: Pick<RefreshGrant, 'revoked_at' | 'expires_at' | 'last_used_at' | 'credential_epoch' | 'admin_credential_epoch' | 'disabled_at' | 'suspended_at'>,
-  now: number,
-  config: Pick<Config, 'refreshIdleTimeout'>,
-): boolean {
-  if (grant.revoked_at !== null) return false;
-  // Moved on by every operator action that ends all of an admin's sessions (see migration 005).
-  if (grant.credential_epoch !== grant.admin_credential_epoch) return false;
-  if (now >= grant.expires_at) return false;
-  if (now - grant.last_used_at > config.refreshIdleTimeout) return false;
-  if (grant.disabled_at !== null || grant.suspended_at !== null) return false;
-  return true;
-}
-
 /**
  * The idle clock is written at most once a minute (a tenth of the idle timeout when that is
  * shorter), so most refreshes in reusable mode are a single read, and a rotation writes only the
  * token rows. The idle timeout is therefore exact to within that interval.
  */
+function idleClockInterval(config: Pick<Config, 'refreshIdleTimeout'>): number {
+  return Math.min(60, Math.floor(config.refreshIdleTimeout / 10));
+}
+
 function idleClockDue(grant: Pick<RefreshGrant, 'last_used_at'>, now: number, config: Pick<Config, 'refreshIdleTimeout'>): boolean {
-  return now - grant.last_used_at >= Math.min(60, Math.floor(config.refreshIdleTimeout / 10));
+  return now - grant.last_used_at >= idleClockInterval(config);
 }
 
 async function reuseToken(deps: AppContext, grant: RefreshGrant, now: number): Promise<RefreshResult> {
@@ -71,17 +61,25 @@ async function reuseToken(deps: AppContext, grant: RefreshGrant, now: number): P
   return { accessToken: access.token, expiresIn: access.expiresIn };
 }
 
-async function rotateToken(deps: AppContext, grant: RefreshGrant, presented: Presented, context: RequestContext, now: number): Promise<RefreshResult> {
+/**
+ * Rotation reads the grant and consumes the token in one call (one round trip on PostgreSQL), the
+ * database consuming it only for a session alive (session-liveness.ts); the guards
+ * below then decide the answer from the grant as it was read.
+ */
+async function rotateToken(deps: AppContext, presented: Presented, context: RequestContext, now: number): Promise<RefreshResult> {
   const successor = generateRefreshToken();
-  const won = await rotateRefreshToken(deps.db, {
+  const { grant, rotated } = await rotateRefreshToken(deps.db, {
     tokenHash: presented.hash,
-    sessionId: grant.session_id,
     successorHash: hashRefreshToken(successor),
     successorSealed: sealSuccessor(presented.token, successor),
     now,
-    touchSession: idleClockDue(grant, now, deps.config),
+    idleTimeout: deps.config.refreshIdleTimeout,
+    touchAtOrBefore: now - idleClockInterval(deps.config),
   });
-  if (!won) return replayAfterLostRace(deps, presented, context);
+  if (grant === undefined) throw invalid();
+  if (grant.consumed_at !== null) return replayConsumedToken(deps, grant, presented, context);
+  if (!isSessionAlive(grant, now, deps.config)) throw invalid();
+  if (!rotated) return replayAfterLostRace(deps, presented, context);
   return rotatedResult(deps, grant, successor, now);
 }
 
@@ -100,7 +98,7 @@ async function replayAfterLostRace(deps: AppContext, presented: Presented, conte
 async function replayConsumedToken(deps: AppContext, grant: RefreshGrant, presented: Presented, context: RequestContext): Promise<RefreshResult> {
   const now = nowSeconds(deps.clock);
   // An ended session has nothing left to protect: no successor, no reuse event.
-  if (!isGrantAlive(grant, now, deps.config)) throw invalid();
+  if (!isSessionAlive(grant, now, deps.config)) throw invalid();
   const consumedAt = grant.consumed_at ?? now;
   const successor = grant.successor_sealed === null ? undefined : openSuccessor(presented.token, grant.successor_sealed);
   if (now - consumedAt <= deps.config.refreshReuseGrace && successor !== undefined) {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { canonicalKey } from '../../auth/accounts/identity.js';
-import { isGrantAlive } from '../../auth/sessions/refresh.js';
+import { isSessionAlive } from '../../db/queries/session-liveness.js';
 import { requireSchool } from '../../auth/accounts/schools.js';
 import { revokeSessionById, revokeSessionsOfAdmin } from '../../auth/sessions/session-control.js';
 import { nowSeconds } from '../../runtime/clock.js';
@@ -63,7 +63,7 @@ export function registerSessionCommands(program: Command): void {
     );
 }
 
-type SessionRow = Parameters<typeof isGrantAlive>[0] & { revoke_reason: string | null };
+type SessionRow = Parameters<typeof isSessionAlive>[0] & { revoke_reason: string | null };
 
 function sessionStatus(
   row: SessionRow,
@@ -71,6 +71,6 @@ function sessionStatus(
   config: { refreshIdleTimeout: number },
 ): string {
   if (row.revoked_at !== null) return `revoked (${row.revoke_reason ?? 'revoked'})`;
-  if (!isGrantAlive(row, now, config)) return row.credential_epoch === row.admin_credential_epoch ? 'expired' : 'ended';
+  if (!isSessionAlive(row, now, config)) return row.credential_epoch === row.admin_credential_epoch ? 'expired' : 'ended';
   return 'active';
 }

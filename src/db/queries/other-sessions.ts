@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { inTransaction, type Db } from '../database.js';
-import { LIVENESS_SQL, SESSIONS_WITH_OWNER, type Session, type SessionLiveness } from './sessions.js';
+import { SESSIONS_WITH_OWNER, type Session } from './sessions.js';
+import { LIVENESS_SQL, type SessionLiveness } from './session-liveness.js';
 import { revokeSessions } from './session-ending.js';
 
 /** An admin's sessions not revoked yet, newest first, with what decides whether each is alive. */

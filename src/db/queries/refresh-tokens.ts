@@ -4,7 +4,8 @@ import type { RefreshTokensTable } from '../schema/refresh-tokens.js';
 import type { SessionsTable } from '../schema/sessions.js';
 import { inGroupCommit } from '../group-commit.js';
 import { precompiled } from '../precompiled.js';
-import { LIVENESS_SQL, SESSIONS_WITH_OWNER, touchSession, type SessionLiveness, type SessionOwner } from './sessions.js';
+import { SESSIONS_WITH_OWNER, touchSession, type SessionOwner } from './sessions.js';
+import { isSessionAlive, LIVENESS_SQL, sessionAliveSql, type SessionLiveness } from './session-liveness.js';
 
 /** Everything a refresh decides on. */
 export type RefreshGrant = Pick<Selectable<RefreshTokensTable>, 'session_id' | 'consumed_at' | 'successor_sealed'> &
@@ -12,10 +13,14 @@ export type RefreshGrant = Pick<Selectable<RefreshTokensTable>, 'session_id' | '
   SessionOwner &
   SessionLiveness;
 
-const refreshGrantByHash = precompiled((tokenHash: string) => sql<RefreshGrant>`select refresh_tokens.session_id, refresh_tokens.consumed_at, refresh_tokens.successor_sealed,
-    sessions.admin_id, admins.username, admins.school_key, schools.school_id, sessions.acr, sessions.amr, ${LIVENESS_SQL}
-    from ${SESSIONS_WITH_OWNER} inner join refresh_tokens on refresh_tokens.session_id = sessions.id
-    where "refresh_tokens"."token_hash" = ${tokenHash}`);
+/** The columns of a RefreshGrant, over SESSIONS_WITH_OWNER joined with refresh_tokens. */
+const GRANT_COLUMNS = sql`refresh_tokens.session_id, refresh_tokens.consumed_at, refresh_tokens.successor_sealed,
+    sessions.admin_id, admins.username, admins.school_key, schools.school_id, sessions.acr, sessions.amr, ${LIVENESS_SQL}`;
+const GRANT_TABLES = sql`${SESSIONS_WITH_OWNER} inner join refresh_tokens on refresh_tokens.session_id = sessions.id`;
+
+const refreshGrantByHash = precompiled(
+  (tokenHash: string) => sql<RefreshGrant>`select ${GRANT_COLUMNS} from ${GRANT_TABLES} where "refresh_tokens"."token_hash" = ${tokenHash}`,
+);
 
 /** Everything a refresh decides on, read with one query from the token's hash (sql: see SESSIONS_WITH_OWNER). */
 export async function findRefreshGrant(db: Db, tokenHash: string): Promise<RefreshGrant | undefined> {
@@ -23,71 +28,103 @@ export async function findRefreshGrant(db: Db, tokenHash: string): Promise<Refre
   return rows[0];
 }
 
-export interface Rotation {
+/** A token presented for rotation, with its successor already made. */
+export interface RotationAttempt {
   readonly tokenHash: string;
-  readonly sessionId: string;
   readonly successorHash: string;
   readonly successorSealed: string;
   readonly now: number;
-  /** Also move the session's idle clock (it is written at most once in a while). */
-  readonly touchSession: boolean;
+  readonly idleTimeout: number;
+  /** The session's idle clock is written only when it reads this or earlier (see refresh.ts). */
+  readonly touchAtOrBefore: number;
+}
+
+/** The token's grant as it was read (undefined for an unknown token), and whether the attempt consumed the token. */
+export interface RotationOutcome {
+  readonly grant: RefreshGrant | undefined;
+  readonly rotated: boolean;
 }
 
 /**
- * Consumes a token unless it was consumed already or its session was revoked: the condition that
- * decides a race between two refreshes of one token, or between a refresh and a revocation.
- * Like the lookup, the statements of every rotation are written with `sql`.
+ * Reads a token's grant and rotates the token if its session is alive (session-liveness.ts),
+ * atomically, inside or outside the caller's transaction. A conditional update decides races in
+ * the database: of several concurrent refreshes of one token exactly one consumes it, and none
+ * does once the session is revoked. A caller that lost, or whose session had ended, gets
+ * `rotated: false`, having written nothing. PostgreSQL reads and rotates in one statement, one
+ * round trip; SQLite reads first, and shares its commit with the other rotations of the turn.
  */
-function consumeToken(now: number, successorSealed: string, tokenHash: string, sessionId: string) {
-  return sql`update refresh_tokens set consumed_at = ${now}, successor_sealed = ${successorSealed}
-    where token_hash = ${tokenHash} and consumed_at is null
-    and exists (select sessions.id from sessions where sessions.id = ${sessionId} and sessions.revoked_at is null)`;
+export async function rotateRefreshToken(db: Db, attempt: RotationAttempt): Promise<RotationOutcome> {
+  if (dialectOf(db) === 'postgres') return rotateInOneStatement(db, attempt);
+  const grant = await findRefreshGrant(db, attempt.tokenHash);
+  if (grant === undefined || grant.consumed_at !== null) return { grant, rotated: false };
+  if (!isSessionAlive(grant, attempt.now, { refreshIdleTimeout: attempt.idleTimeout })) return { grant, rotated: false };
+  const rotated = await inGroupCommit(db, async (trx) => {
+    const { now } = attempt;
+    const consumed = await consume(trx, now, attempt.successorSealed, attempt.tokenHash, grant.session_id);
+    if ((consumed.numAffectedRows ?? 0n) === 0n) return false;
+    await insertSuccessor(trx, attempt.successorHash, grant.session_id, now);
+    if (grant.last_used_at <= attempt.touchAtOrBefore) await touchSession(trx, grant.session_id, now);
+    return true;
+  });
+  return { grant, rotated };
 }
 
-const consume = precompiled(consumeToken);
+/** Consumes a token, on SQLite, unless it was consumed already or its session revoked meanwhile. */
+const consume = precompiled(
+  (now: number, successorSealed: string, tokenHash: string, sessionId: string) => sql`update refresh_tokens set consumed_at = ${now}, successor_sealed = ${successorSealed}
+    where token_hash = ${tokenHash} and consumed_at is null
+    and exists (select sessions.id from sessions where sessions.id = ${sessionId} and sessions.revoked_at is null)`,
+);
+
 const insertSuccessor = precompiled(
   (tokenHash: string, sessionId: string, createdAt: number) => sql`insert into refresh_tokens (token_hash, session_id, created_at, consumed_at, successor_sealed)
     values (${tokenHash}, ${sessionId}, ${createdAt}, null, null)`,
 );
 
 /**
- * Rotates a refresh token, atomically, inside or outside the caller's transaction. The
- * conditional update decides races in the database: of several concurrent refreshes of one token
- * exactly one consumes it, and none succeeds once the session is revoked. Returns false when this
- * caller lost (the token was already consumed, or its session revoked), having written nothing.
- * On SQLite it shares its commit with the other rotations of the same event-loop turn; PostgreSQL
- * rotates in one statement, one round trip instead of a transaction's five.
- */
-export async function rotateRefreshToken(db: Db, rotation: Rotation): Promise<boolean> {
-  if (dialectOf(db) === 'postgres') return (await rotateInOneStatement(db, rotation)) > 0;
-  return inGroupCommit(db, async (trx) => {
-    const consumed = await consume(trx, rotation.now, rotation.successorSealed, rotation.tokenHash, rotation.sessionId);
-    if ((consumed.numAffectedRows ?? 0n) === 0n) return false;
-    await insertSuccessor(trx, rotation.successorHash, rotation.sessionId, rotation.now);
-    if (rotation.touchSession) await touchSession(trx, rotation.sessionId, rotation.now);
-    return true;
-  });
-}
-
-/**
- * The CTEs consume the token, insert its successor only if the consumption happened, and move
- * the idle clock when asked to; data-modifying CTEs all run, whether or not the outer query reads
- * them. `now` is passed three times because a precompiled statement places each argument once.
- * Not count(*): statements with a `*` are not prepared (see postgres-statements.ts).
+ * PostgreSQL's rotation. The CTEs consume the token if it is not consumed and its session alive
+ * by sessionAliveSql, insert its successor only if the consumption happened, and move the idle
+ * clock when it is due; data-modifying CTEs all run, whether or not the outer query reads them,
+ * and the outer query reads the grant as it was before them. The session is found by scalar
+ * subqueries, each run once by key (token_hash is the key of refresh_tokens): as a correlated
+ * EXISTS, the planner may join the other way round and look the token up again for every session.
+ * `now` and the hash are passed more than once because a precompiled statement places each
+ * argument once. Not count(*): statements with a `*` are not prepared (see postgres-statements.ts).
  */
 const rotateStatement = precompiled(
-  (consumedAt: number, sealed: string, tokenHash: string, sessionId: string, successorHash: string, createdAt: number, touchedAt: number, touch: boolean) =>
-    sql<{ rotated: string }>`with consumed as (${consumeToken(consumedAt, sealed, tokenHash, sessionId)} returning session_id),
+  (
+    consumedAt: number,
+    sealed: string,
+    tokenHash: string,
+    ownerHash: string,
+    aliveAt: number,
+    idleFloor: number,
+    successorHash: string,
+    createdAt: number,
+    touchedAt: number,
+    touchAtOrBefore: number,
+    lookupHash: string,
+  ) =>
+    sql<RefreshGrant & { rotated: number }>`with consumed as (update refresh_tokens set consumed_at = ${consumedAt}, successor_sealed = ${sealed}
+      where token_hash = ${tokenHash} and consumed_at is null
+      and session_id = (select sessions.id from ${SESSIONS_WITH_OWNER}
+        where sessions.id = (select owner.session_id from refresh_tokens as owner where owner.token_hash = ${ownerHash})
+        and ${sessionAliveSql(aliveAt, idleFloor)})
+      returning session_id),
     successor as (insert into refresh_tokens (token_hash, session_id, created_at)
       select cast(${successorHash} as text), consumed.session_id, cast(${createdAt} as bigint) from consumed),
     touched as (update sessions set last_used_at = ${touchedAt}
-      where id in (select consumed.session_id from consumed) and cast(${touch} as boolean))
-    select count(consumed.session_id) as rotated from consumed`,
+      where id = (select consumed.session_id from consumed) and last_used_at <= ${touchAtOrBefore})
+    select ${GRANT_COLUMNS}, (select count(consumed.session_id) from consumed) as rotated
+    from ${GRANT_TABLES} where refresh_tokens.token_hash = ${lookupHash}`,
 );
 
-/** Rotates in one statement on PostgreSQL; returns how many tokens were consumed (0 or 1). */
-async function rotateInOneStatement(db: Db, rotation: Rotation): Promise<number> {
-  const { now } = rotation;
-  const { rows } = await rotateStatement(db, now, rotation.successorSealed, rotation.tokenHash, rotation.sessionId, rotation.successorHash, now, now, rotation.touchSession);
-  return Number(rows[0]?.rotated ?? 0);
+async function rotateInOneStatement(db: Db, attempt: RotationAttempt): Promise<RotationOutcome> {
+  const { now, tokenHash } = attempt;
+  const idleFloor = now - attempt.idleTimeout;
+  const { rows } = await rotateStatement(db, now, attempt.successorSealed, tokenHash, tokenHash, now, idleFloor, attempt.successorHash, now, now, attempt.touchAtOrBefore, tokenHash);
+  const row = rows[0];
+  if (row === undefined) return { grant: undefined, rotated: false };
+  const { rotated, ...grant } = row;
+  return { grant, rotated: Number(rotated) > 0 };
 }

@@ -7,6 +7,7 @@ import type { SchoolsTable } from '../schema/schools.js';
 import type { SessionsTable } from '../schema/sessions.js';
 import { precompiled } from '../precompiled.js';
 import { storableText } from '../text.js';
+import { LIVENESS_SQL, type SessionLiveness } from './session-liveness.js';
 
 export type Session = Selectable<SessionsTable>;
 
@@ -83,21 +84,12 @@ export function endAllSessions(db: Db, scope: { adminId: string } | { schoolKey:
 
 /**
  * Sessions with their admin and school: the one join that says who owns a session and whether
- * it may still be used (see isGrantAlive in auth/refresh.ts). Every refresh and every
+ * it may still be used (see session-liveness.ts). Every refresh and every
  * /admin/auth/me reads it, so the queries over it are written with `sql`, built in one step: the
  * query builder would copy its node tree at each call and compile it again, which costs more than
  * running the query. They still run through Kysely's executor.
  */
 export const SESSIONS_WITH_OWNER = sql`sessions inner join admins on admins.id = sessions.admin_id inner join schools on schools.key = admins.school_key`;
-
-/** The columns that decide whether a session is alive, as a select list over SESSIONS_WITH_OWNER. */
-export const LIVENESS_SQL = sql`sessions.revoked_at, sessions.expires_at, sessions.last_used_at, sessions.credential_epoch,
-  admins.credential_epoch as admin_credential_epoch, admins.disabled_at, schools.suspended_at`;
-
-/** What LIVENESS_SQL reads. */
-export type SessionLiveness = Pick<Selectable<SessionsTable>, 'revoked_at' | 'expires_at' | 'last_used_at' | 'credential_epoch'> &
-  Pick<Selectable<AdminsTable>, 'disabled_at'> &
-  Pick<Selectable<SchoolsTable>, 'suspended_at'> & { admin_credential_epoch: Selectable<AdminsTable>['credential_epoch'] };
 
 /** What /admin/auth/me needs to decide whether a token's session is still alive. */
 export async function findSessionStatus(db: Db, sessionId: string): Promise<SessionLiveness | undefined> {
