@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // CPU profile of the server's main thread under wrk load (what speed work starts from):
-//   node bench/profile.mjs <tree> <refresh|rotation|invalid> <outDir> [seconds=8]
+//   node bench/profile.mjs <tree> <refresh|rotation|invalid|login> <outDir> [seconds=8]
 // Starts <tree>'s server as `npm start` does with --cpu-prof, loads it with wrk -t2 -c50 and
 // prints the heaviest functions by self time, and totals by package, per request answered.
 // With outDir `--threads` it profiles nothing and prints instead each server thread's CPU time
@@ -27,7 +27,7 @@ const [tree, scenario, outDir, secondsArg] = process.argv.slice(2).filter((arg) 
 const rotation = scenario === 'rotation';
 // A rotation server would take the reusable refresh load for token theft and end its sessions.
 if (tree === undefined || scenario === undefined || outDir === undefined || (afterRefresh && rotation) || (postgres && !process.env.DATABASE_URL)) {
-  process.stderr.write('usage: [DATABASE_URL=postgres://...] node bench/profile.mjs <tree> <refresh|rotation|invalid> <outDir|--threads> [seconds] [--after-refresh, not with rotation] [--db=postgres]\n');
+  process.stderr.write('usage: [DATABASE_URL=postgres://...] node bench/profile.mjs <tree> <refresh|rotation|invalid|login> <outDir|--threads> [seconds] [--after-refresh, not with rotation] [--db=postgres]\n');
   process.exit(2);
 }
 const seconds = Number(secondsArg ?? 8);
@@ -68,20 +68,26 @@ const database = postgres ? await createBenchDatabase(process.env.DATABASE_URL) 
 const env = serverEnv(cwd, rotation, database);
 let server;
 let requests;
+let non2xx;
 try {
   await S.seedAdmins(entry, { env, cwd });
   server = await startServer({ entry, env, cwd, cpuProfDir: threads ? undefined : resolve(outDir) });
-  const count = rotation ? 70 : 200;
+  // A login needs no tokens; the others present tokens of sessions signed in here first.
+  const count = scenario === 'login' ? 0 : rotation ? 70 : 200;
+  // V8 takes longer to compile a login's path than the others' (bench/README.md, "A login's CPU").
+  const warmSeconds = scenario === 'login' ? 10 : 2;
   if (afterRefresh) {
     const refreshTokens = { TOKENS_FILE: await tokensFile(cwd, server.url, 'before', 200) };
     await runWrk(server.url, 'refresh', 2, refreshTokens);
     await runWrk(server.url, 'refresh', 5, refreshTokens);
   }
-  await runWrk(server.url, scenario, 2, { TOKENS_FILE: await tokensFile(cwd, server.url, 'warm', count) });
+  await runWrk(server.url, scenario, warmSeconds, { TOKENS_FILE: await tokensFile(cwd, server.url, 'warm', count) });
+  // wrk leaves the logins it sent at its end queued for a hash; the next run would find the queue full.
+  if (scenario === 'login') await S.waitIdle(server.managementUrl);
   const measured = await tokensFile(cwd, server.url, 'measured', count);
   const before = threadTicks(server.child.pid);
   const postgresBefore = postgres ? postgresTicks() : new Map();
-  ({ requests } = await runWrk(server.url, scenario, seconds, { TOKENS_FILE: measured }));
+  ({ requests, non2xx } = await runWrk(server.url, scenario, seconds, { TOKENS_FILE: measured }));
   if (threads) {
     const usOf = (ticks) => (ticks * 10_000) / requests;
     const postgresUs = postgres ? [...postgresTicks()].map(([kind, all]) => [kind, usOf(all - (postgresBefore.get(kind) ?? 0))]) : [];
@@ -90,7 +96,7 @@ try {
       return { tid, us: usOf(all - start.all), kernelUs: usOf(kernel - start.kernel) };
     });
     const total = perRequest.reduce((sum, { us }) => sum + us, 0);
-    console.log(`${tree}: ${requests} requests in ${seconds}s (${Math.round(requests / seconds)}/s), CPU per request ${total.toFixed(1)} µs`);
+    console.log(`${tree}: ${requests} requests in ${seconds}s (${Math.round(requests / seconds)}/s, ${non2xx} not 2xx), CPU per request ${total.toFixed(1)} µs`);
     for (const { tid, us, kernelUs } of perRequest.filter(({ us }) => us >= 0.5).sort((a, b) => b.us - a.us)) {
       console.log(`${us.toFixed(1).padStart(8)} µs  thread ${tid} (${kernelUs.toFixed(1)} µs in the kernel)`);
     }
@@ -122,7 +128,7 @@ for (const node of profile.nodes) {
 }
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 const idle = byPackage.get('(idle)') ?? 0;
-console.log(`${file}: ${requests} requests in ${seconds}s (${Math.round(requests / seconds)}/s), profile ${(total / 1e6).toFixed(1)} s, idle ${(idle / 1e6).toFixed(1)} s`);
+console.log(`${file}: ${requests} requests in ${seconds}s (${Math.round(requests / seconds)}/s, ${non2xx} not 2xx), profile ${(total / 1e6).toFixed(1)} s, idle ${(idle / 1e6).toFixed(1)} s`);
 console.log(`main thread busy per request (whole run incl. warm-up and seeding): ${((total - idle) / requests).toFixed(1)} µs`);
 const show = (map, n) => [...map].sort((a, b) => b[1] - a[1]).slice(0, n).forEach(([k, v]) => console.log(`${(v / requests).toFixed(2).padStart(8)} µs  ${k}`));
 console.log('-- by package'); show(byPackage, 15);
