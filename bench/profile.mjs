@@ -83,7 +83,7 @@ try {
   }
   await runWrk(server.url, scenario, warmSeconds, { TOKENS_FILE: await tokensFile(cwd, server.url, 'warm', count) });
   // wrk leaves the logins it sent at its end queued for a hash; the next run would find the queue full.
-  if (scenario === 'login') await S.waitIdle(server.managementUrl);
+  if (scenario === 'login') await S.waitIdle(server);
   const measured = await tokensFile(cwd, server.url, 'measured', count);
   const before = threadTicks(server.child.pid);
   const postgresBefore = postgres ? postgresTicks() : new Map();

@@ -79,7 +79,7 @@ const setup = {};
 /** Runs one scenario while sampling the memory of `proc`; stores its row(s). */
 async function scenario(name, proc, run, what = `${options.warmup}s warm-up + ${options.duration}s`) {
   log(`${name}: ${what}`);
-  if (proc?.logs) await S.waitIdle(proc.managementUrl); // nothing left over from the previous scenario
+  if (proc?.logs) await S.waitIdle(proc); // nothing left over from the previous scenario
   const sampler = proc === undefined ? undefined : sampleMemory(proc.pid);
   const logsBefore = proc?.logs?.count ?? 0;
   const rows = await run();
@@ -142,7 +142,7 @@ async function main() {
     const harvest = (token) => pool.length < poolTarget && sessions.add(token);
 
     if (want('login')) await scenario('login', server, () => measure({ target: S.loginTarget(server.url, C, harvest), ...timing(server) }));
-    await S.waitIdle(server.managementUrl);
+    await S.waitIdle(server);
     t = Date.now();
     const before = pool.length;
     if (pool.length < poolTarget) log(`signing in over HTTP until there are ${poolTarget} sessions (${pool.length} so far)`);
@@ -292,7 +292,7 @@ async function prime(server) {
 
 /** Durations, and for the service: let it finish what the warm-up left behind before measuring. */
 function timing(server) {
-  return { duration: options.duration, warmup: options.warmup, settle: server && (() => S.waitIdle(server.managementUrl)) };
+  return { duration: options.duration, warmup: options.warmup, settle: server && (() => S.waitIdle(server)) };
 }
 
 try {

@@ -45,19 +45,19 @@ async function fetchRetrying(url, init, attempts = 3) {
 export const networkErrors = [];
 
 /**
- * Waits until the server has no password hash running or waiting (from GET /metrics on its
- * management listener, `managementUrl`): autocannon
- * drops its connections at the end of a run, but the server still finishes the logins they sent.
+ * Waits until the server has no password hash running or waiting (from GET /metrics): autocannon
+ * and wrk drop their connections at the end of a run, but the server still finishes the logins
+ * they sent, and the next run would find the hashing queue full. `server` is what startServer
+ * returns; a build without a management listener (64d230b) serves /metrics on its main one.
  * Returns how long that took and how deep the queue was.
  */
-export async function waitIdle(url, maxSeconds = 30) {
+export async function waitIdle(server, maxSeconds = 30) {
   const start = Date.now();
   let deepest = 0;
   let quiet = 0;
   while (Date.now() - start < maxSeconds * 1000) {
-    const response = await fetch(`${url}/metrics`).catch(() => undefined);
-    if (response === undefined || response.status !== 200) return { leftover_hashes: undefined, settle_ms: Date.now() - start };
-    const text = await response.text();
+    const text = await metricsText(server);
+    if (text === undefined) return { leftover_hashes: undefined, settle_ms: Date.now() - start };
     const gauge = (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
     const busy = gauge('school_auth_password_hash_queue_depth') + gauge('school_auth_password_hash_active');
     deepest = Math.max(deepest, busy);
@@ -66,6 +66,14 @@ export async function waitIdle(url, maxSeconds = 30) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return { leftover_hashes: deepest, settle_ms: Date.now() - start };
+}
+
+async function metricsText({ managementUrl, url }) {
+  for (const base of [managementUrl, url]) {
+    const response = await fetch(`${base}/metrics`).catch(() => undefined);
+    if (response?.status === 200) return response.text();
+  }
+  return undefined;
 }
 
 /** One refresh, to learn the sizes the bare server must mimic. */
