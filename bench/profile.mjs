@@ -19,7 +19,7 @@ import { join, resolve } from 'node:path';
 import { createBenchDatabase } from './lib/pg.mjs';
 import { serverEnv, startServer, stopChild } from './lib/procs.mjs';
 import * as S from './lib/scenarios.mjs';
-import { runWrk, tokensFile } from './lib/wrk.mjs';
+import { loginBodiesFile, runWrk, tokensFile } from './lib/wrk.mjs';
 
 const afterRefresh = process.argv.includes('--after-refresh');
 const postgres = process.argv.includes('--db=postgres');
@@ -72,8 +72,9 @@ let non2xx;
 try {
   await S.seedAdmins(entry, { env, cwd });
   server = await startServer({ entry, env, cwd, cpuProfDir: threads ? undefined : resolve(outDir) });
-  // A login needs no tokens; the others present tokens of sessions signed in here first.
-  const count = scenario === 'login' ? 0 : rotation ? 70 : 200;
+  const count = rotation ? 70 : 200;
+  // A login posts the seeded admins' passwords; the others present tokens of sessions signed in here first.
+  const input = async (name) => (scenario === 'login' ? { BODIES_FILE: await loginBodiesFile(cwd) } : { TOKENS_FILE: await tokensFile(cwd, server.url, name, count) });
   // V8 takes longer to compile a login's path than the others' (bench/README.md, "A login's CPU").
   const warmSeconds = scenario === 'login' ? 10 : 2;
   if (afterRefresh) {
@@ -81,13 +82,13 @@ try {
     await runWrk(server.url, 'refresh', 2, refreshTokens);
     await runWrk(server.url, 'refresh', 5, refreshTokens);
   }
-  await runWrk(server.url, scenario, warmSeconds, { TOKENS_FILE: await tokensFile(cwd, server.url, 'warm', count) });
+  await runWrk(server.url, scenario, warmSeconds, await input('warm'));
   // wrk leaves the logins it sent at its end queued for a hash; the next run would find the queue full.
   if (scenario === 'login') await S.waitIdle(server);
-  const measured = await tokensFile(cwd, server.url, 'measured', count);
+  const measured = await input('measured');
   const before = threadTicks(server.child.pid);
   const postgresBefore = postgres ? postgresTicks() : new Map();
-  ({ requests, non2xx } = await runWrk(server.url, scenario, seconds, { TOKENS_FILE: measured }));
+  ({ requests, non2xx } = await runWrk(server.url, scenario, seconds, measured));
   if (threads) {
     const usOf = (ticks) => (ticks * 10_000) / requests;
     const postgresUs = postgres ? [...postgresTicks()].map(([kind, all]) => [kind, usOf(all - (postgresBefore.get(kind) ?? 0))]) : [];

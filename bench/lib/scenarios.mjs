@@ -16,7 +16,8 @@ export async function seedAdmins(entry, cli) {
   }
 }
 
-const loginBodies = ADMINS.map((a) => JSON.stringify({ school_id: SCHOOL, username: a.username, password: a.password }));
+/** The login request bodies of ADMINS, with their correct passwords. */
+export const loginBodies = ADMINS.map((a) => JSON.stringify({ school_id: SCHOOL, username: a.username, password: a.password }));
 
 export async function login(url, admin) {
   const response = await fetchRetrying(`${url}/admin/auth/login`, {

@@ -31,3 +31,10 @@ export async function tokensFile(dir, url, name, count) {
   await writeFile(file, `${pool.tokens.join('\n')}\n`);
   return file;
 }
+
+/** Writes the seeded admins' login bodies (scenarios.mjs) to a file, one per line, for login.lua. */
+export async function loginBodiesFile(dir) {
+  const file = join(dir, 'logins.txt');
+  await writeFile(file, `${S.loginBodies.join('\n')}\n`);
+  return file;
+}

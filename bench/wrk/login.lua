@@ -1,8 +1,12 @@
--- Correct passwords of the seeded admins (bench/lib/scenarios.mjs, ADMINS) in turn.
+-- Logins with correct passwords, one body after another from BODIES_FILE (one per line).
+local bodies = {}
 local i = 0
 
+function init(args)
+  for line in io.lines(os.getenv("BODIES_FILE")) do bodies[#bodies + 1] = line end
+end
+
 function request()
-  i = i % 4 + 1
-  local body = '{"school_id":"bench-school","username":"bench-admin-' .. i .. '","password":"bench-password-' .. i .. '-correct-horse"}'
-  return wrk.format("POST", "/admin/auth/login", { ["Content-Type"] = "application/json" }, body)
+  i = i % #bodies + 1
+  return wrk.format("POST", "/admin/auth/login", { ["Content-Type"] = "application/json" }, bodies[i])
 end
