@@ -53,7 +53,23 @@ export async function stopAllChildren() {
   await Promise.all(liveChildren().map((child) => stopChild(child, 5_000)));
 }
 
-export function freePort() {
+/** Ports this process has handed out: a port chosen but not yet bound by its server is free again. */
+const handedOut = new Set();
+
+/**
+ * A port of 127.0.0.1 nobody listens on right now, never one handed out before in this process
+ * (a server's PORT and MANAGEMENT_PORT, picked in a row, could otherwise be the same port).
+ */
+export async function freePort() {
+  for (;;) {
+    const port = await anyFreePort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
+}
+
+function anyFreePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -14,7 +14,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { postJsonTo } from '../helpers/abuse-http.js';
 import { runCli, type CliResult } from '../helpers/cli-run.js';
 import { TEST_DIALECTS, createPostgresDatabase } from '../helpers/database.js';
-import { ServerProcess, freePort } from '../helpers/server-process.js';
+import { freePort } from '../helpers/free-port.js';
+import { ServerProcess } from '../helpers/server-process.js';
 
 const PASSWORD = 'correct horse battery staple';
 const SCHOOL = 'lincoln-high';

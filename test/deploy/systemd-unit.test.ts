@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/cli-run.js';
-import { freePort, ServerProcess } from '../helpers/server-process.js';
+import { freePort } from '../helpers/free-port.js';
+import { ServerProcess } from '../helpers/server-process.js';
 import { readRepoFile } from '../docs/markdown.js';
 import { hasTool, runTool } from './tools.js';
 

@@ -5,7 +5,8 @@ import SQLite from 'better-sqlite3';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ok, Workspace } from '../helpers/cli-workspace.js';
-import { freePort, ServerProcess } from '../helpers/server-process.js';
+import { freePort } from '../helpers/free-port.js';
+import { ServerProcess } from '../helpers/server-process.js';
 
 const PASSWORD = 'correct horse battery staple';
 

@@ -4,7 +4,8 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli as runCliProcess, type CliResult } from './cli-run.js';
-import { freePort, serveOnFreePort, type Exit } from './server-process.js';
+import { freePort } from './free-port.js';
+import { serveOnFreePort, type Exit } from './server-process.js';
 
 /**
  * Operations tests drive the REAL compiled service (`npm run build` first): `node dist/cli/main.js`

@@ -1,6 +1,6 @@
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Page } from 'playwright-core';
-import { freePort } from './server-process.js';
+import { freePort } from './free-port.js';
 
 /**
  * A stand-in front end for the browser passkey test: one HTML page, served from 127.0.0.1, that

@@ -4,26 +4,10 @@
  * output collected, stopped by a signal.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CLI_MAIN, childEnv, isRunning } from './cli-run.js';
+import { freePort } from './free-port.js';
 import { parseLogLines, type LogLine } from './log-lines.js';
-
-/** A TCP port nobody listens on right now, on every interface (listen on 0, read it, close). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '0.0.0.0', () => {
-      const address = server.address();
-      server.close(() => {
-        if (address === null || typeof address === 'string') reject(new Error('no port'));
-        else resolve(address.port);
-      });
-    });
-  });
-}
 
 export interface Exit {
   readonly code: number | null;

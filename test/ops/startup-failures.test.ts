@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { TEST_POSTGRES_URL } from '../helpers/database.js';
 import { cliTest as it, SLOW, type Workspace } from '../helpers/cli-workspace.js';
-import { freePort, ServerProcess } from '../helpers/server-process.js';
+import { freePort } from '../helpers/free-port.js';
+import { ServerProcess } from '../helpers/server-process.js';
 
 /**
  * What an operator sees when the service cannot start on its database: one line on stderr that

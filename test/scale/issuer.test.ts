@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { ok, Workspace } from '../helpers/cli-workspace.js';
 import { TEST_DIALECTS, createPostgresDatabase } from '../helpers/database.js';
-import { freePort, ServerProcess } from '../helpers/server-process.js';
+import { freePort } from '../helpers/free-port.js';
+import { ServerProcess } from '../helpers/server-process.js';
 
 // Instances that share a database must sign with one `iss`: otherwise each refuses the others'
 // access tokens, and the platform's verifiers can pin only one of them.

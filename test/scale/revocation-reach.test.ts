@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAccessTokenVerifier } from '../../src/verifier/index.js';
 import { ok, Workspace } from '../helpers/cli-workspace.js';
 import { TEST_DIALECTS, createPostgresDatabase } from '../helpers/database.js';
-import { freePort, ServerProcess } from '../helpers/server-process.js';
+import { freePort } from '../helpers/free-port.js';
+import { ServerProcess } from '../helpers/server-process.js';
 
 const PASSWORD = 'correct horse battery staple';
 const ISSUER = 'https://auth.school.test';

@@ -13,7 +13,7 @@ import { PASSWORD, testConfig } from '../helpers/app.js';
 import { REPO_ROOT } from '../helpers/cli-run.js';
 import { createTestDatabase } from '../helpers/database.js';
 import { TestIdp } from '../helpers/oidc-idp.js';
-import { freePort } from '../helpers/server-process.js';
+import { freePort } from '../helpers/free-port.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
