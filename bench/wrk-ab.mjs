@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // Paired, alternating A/B of two builds under wrk -t2 -c50, as ratios to bare node:http:
-//   node bench/wrk-ab.mjs <treeA> <treeB> [pairs=3] [--db=postgres]
+//   node bench/wrk-ab.mjs <treeA> <treeB> [pairs=3] [--db=postgres] [--seconds=5]
 // Needs wrk (Debian: apt-get install wrk). Each run of a build measures bench/bare-server.mjs,
 // then the real server (the `start` script's options, a fresh SQLite database, or with
 // `--db=postgres` a fresh database on the server of DATABASE_URL, dropped after) in reusable mode
 // (refresh, then the 422 of a truncated body) and in rotation mode; each load runs 2 s to warm up,
-// then 5 s measured. It prints each run's requests per second and ratios to that run's bare
-// figure, then the median over pairs of B's ratio over A's. B runs first in every other pair.
+// then 5 s measured, or as long as `--seconds` says. It prints each run's requests per second and
+// ratios to that run's bare figure, then the median over pairs of B's ratio over A's. B runs first
+// in every other pair.
 import process from 'node:process';
 import console from 'node:console';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -20,9 +21,11 @@ import * as S from './lib/scenarios.mjs';
 import { WRK_CONNECTIONS, runWrk, tokensFile } from './lib/wrk.mjs';
 
 const postgres = process.argv.includes('--db=postgres');
-const [treeA, treeB, pairsArg] = process.argv.slice(2).filter((arg) => arg !== '--db=postgres');
-if (treeA === undefined || treeB === undefined || (postgres && !process.env.DATABASE_URL)) {
-  process.stderr.write('usage: [DATABASE_URL=postgres://...] node bench/wrk-ab.mjs <treeA> <treeB> [pairs] [--db=postgres]\n');
+const secondsArg = process.argv.find((arg) => arg.startsWith('--seconds='));
+const seconds = secondsArg === undefined ? 5 : Number(secondsArg.slice('--seconds='.length));
+const [treeA, treeB, pairsArg] = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+if (treeA === undefined || treeB === undefined || (postgres && !process.env.DATABASE_URL) || !(seconds >= 1)) {
+  process.stderr.write('usage: [DATABASE_URL=postgres://...] node bench/wrk-ab.mjs <treeA> <treeB> [pairs] [--db=postgres] [--seconds=5]\n');
   process.exit(2);
 }
 const pairs = Number(pairsArg ?? 3);
@@ -32,7 +35,7 @@ const SCENARIOS = ['refresh', 'rotation', 'invalid'];
 /** Warms up, then measures. */
 async function measure(url, script, env) {
   await runWrk(url, script, 2, env);
-  return runWrk(url, script, 5, env);
+  return runWrk(url, script, seconds, env);
 }
 
 async function withServer(entry, rotation, cwd, database, work) {
@@ -59,7 +62,7 @@ async function runOn(tree) {
     await withServer(entry, true, cwd, database, async (url) => {
       // The warm-up rotates its own tokens: wrk keeps the successors it was given.
       await runWrk(url, 'rotation', 2, { TOKENS_FILE: await tokensFile(cwd, url, 'warm-up', WRK_CONNECTIONS + 20) });
-      run.rotation = await runWrk(url, 'rotation', 5, { TOKENS_FILE: await tokensFile(cwd, url, 'measured', WRK_CONNECTIONS + 20) });
+      run.rotation = await runWrk(url, 'rotation', seconds, { TOKENS_FILE: await tokensFile(cwd, url, 'measured', WRK_CONNECTIONS + 20) });
     });
     return run;
   } finally {
