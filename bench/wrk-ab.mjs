@@ -13,6 +13,7 @@ import console from 'node:console';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { URL, fileURLToPath } from 'node:url';
 import { alternate, median } from './lib/pairs.mjs';
 import { createBenchDatabase } from './lib/pg.mjs';
@@ -20,12 +21,19 @@ import { serverEnv, startBare, startServer, stopAllChildren, stopChild } from '.
 import * as S from './lib/scenarios.mjs';
 import { WRK_CONNECTIONS, runWrk, tokensFile } from './lib/wrk.mjs';
 
-const postgres = process.argv.includes('--db=postgres');
-const secondsArg = process.argv.find((arg) => arg.startsWith('--seconds='));
-const seconds = secondsArg === undefined ? 5 : Number(secondsArg.slice('--seconds='.length));
-const [treeA, treeB, pairsArg] = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
-if (treeA === undefined || treeB === undefined || (postgres && !process.env.DATABASE_URL) || !(seconds >= 1)) {
-  process.stderr.write('usage: [DATABASE_URL=postgres://...] node bench/wrk-ab.mjs <treeA> <treeB> [pairs] [--db=postgres] [--seconds=5]\n');
+const USAGE = 'usage: [DATABASE_URL=postgres://...] node bench/wrk-ab.mjs <treeA> <treeB> [pairs] [--db=postgres] [--seconds=5]\n';
+let args;
+try {
+  args = parseArgs({ options: { db: { type: 'string', default: 'sqlite' }, seconds: { type: 'string', default: '5' } }, allowPositionals: true });
+} catch (error) {
+  process.stderr.write(`${error.message}\n${USAGE}`);
+  process.exit(2);
+}
+const postgres = args.values.db === 'postgres';
+const seconds = Number(args.values.seconds);
+const [treeA, treeB, pairsArg] = args.positionals;
+if (treeA === undefined || treeB === undefined || !['sqlite', 'postgres'].includes(args.values.db) || (postgres && !process.env.DATABASE_URL) || !(seconds >= 1)) {
+  process.stderr.write(USAGE);
   process.exit(2);
 }
 const pairs = Number(pairsArg ?? 3);
