@@ -4,7 +4,6 @@ import { findAdminById, type AdminForLogin } from '../../db/queries/admins.js';
 import { findLiveChallenge, insertChallenge, type ChallengePurpose, type ChallengeRef } from '../../db/queries/mfa-challenges.js';
 import { listFactors } from '../../db/queries/mfa-factors.js';
 import { countRecoveryCodesLeft } from '../../db/queries/mfa-recovery-codes.js';
-import { findSchool } from '../../db/queries/schools.js';
 import type { Db } from '../../db/database.js';
 import { AppError } from '../../errors.js';
 import type { Federation } from '../sign-in/session-start.js';
@@ -39,7 +38,9 @@ export async function availableMethods(db: Db, adminId: string): Promise<MfaMeth
 export async function secondFactorChallenge(deps: AppContext, admin: AdminForLogin, federation?: Federation): Promise<SecondFactorChallenge | undefined> {
   const methods = await availableMethods(deps.db, admin.id);
   const enrollment = methods.length === 0;
-  if (enrollment && (await findSchool(deps.db, admin.school_key))?.mfa_policy !== 'required') return undefined;
+  // The policy as read with the admin: a school that required a second factor meanwhile refuses
+  // the password-only session at its insert (insertSession).
+  if (enrollment && admin.school_mfa_policy !== 'required') return undefined;
   const mfaToken = generateMfaToken();
   const now = nowSeconds(deps.clock);
   await insertChallenge(deps.db, {
