@@ -5,7 +5,7 @@ import { nowSeconds } from '../../runtime/clock.js';
 import type { Config } from '../../config/config.js';
 import { AppError } from '../../errors.js';
 import { ACCESS_TOKEN_TYPE } from '../../verifier/access-token-type.js';
-import { signJwt } from './jws.js';
+import { signJwt, signJwtAlone } from './jws.js';
 import { PASSWORD_ONLY, type Acr, type Assurance } from '../mfa/assurance.js';
 import type { SigningKeys } from './signing-keys.js';
 import { assertTokenLifetime } from '../../verifier/token-lifetime.js';
@@ -33,16 +33,21 @@ export interface AccessTokenClaims {
 
 type TokenConfig = Pick<Config, 'issuer' | 'audience' | 'accessTokenTtl'>;
 
-/** Signs an RFC 9068 access token with the active key. */
+/**
+ * Signs an RFC 9068 access token with the active key: on the signing thread, batched with the
+ * turn's other signatures (refreshes), or, `alone`, as signJwtAlone decides (a session's first
+ * token).
+ */
 export async function issueAccessToken(
   keys: SigningKeys,
   config: TokenConfig,
   clock: Clock,
   subject: AccessTokenSubject,
+  alone = false,
 ): Promise<{ token: string; expiresIn: number }> {
   const signer = await keys.signer();
   const iat = nowSeconds(clock);
-  const token = await signJwt(signer, {
+  const claims = {
     iss: config.issuer,
     aud: config.audience,
     sub: subject.adminId,
@@ -54,7 +59,8 @@ export async function issueAccessToken(
     jti: randomUUID(),
     acr: subject.assurance.acr,
     amr: [...subject.assurance.amr],
-  });
+  };
+  const token = await (alone ? signJwtAlone(signer, claims) : signJwt(signer, claims));
   return { token, expiresIn: config.accessTokenTtl };
 }
 

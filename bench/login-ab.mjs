@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+// Paired, alternating A/B of two builds' logins under wrk -t2 -c50, each as a share of raw argon2id:
+//   node bench/login-ab.mjs <treeA> <treeB> [pairs=3] [--seconds=8]
+// Each run of a build starts its server as `npm start` does (a fresh SQLite database), signs the
+// seeded admins in with their right passwords for 10 s to warm up (V8 compiles a login's path late),
+// waits for the hash queue to drain, then measures; the server stopped, it measures @node-rs/argon2's
+// verify() in this process at as many concurrent verifications as there are cores (the ceiling the
+// login target is stated against, as in run.mjs). wrk, a C client, costs far less CPU per request than
+// run.mjs's autocannon, which shares the cores with the server. B runs first in every other pair.
+import process from 'node:process';
+import console from 'node:console';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ARGON2_DEFAULTS, argon2Raw, makeHash } from './lib/argon2-raw.mjs';
+import { alternate, median } from './lib/pairs.mjs';
+import { serverEnv, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
+import * as S from './lib/scenarios.mjs';
+import { loginBodiesFile, runWrk } from './lib/wrk.mjs';
+
+const USAGE = 'usage: node bench/login-ab.mjs <treeA> <treeB> [pairs] [--seconds=8]\n';
+let args;
+try {
+  args = parseArgs({ options: { seconds: { type: 'string', default: '8' } }, allowPositionals: true });
+} catch (error) {
+  process.stderr.write(`${error.message}\n${USAGE}`);
+  process.exit(2);
+}
+const seconds = Number(args.values.seconds);
+const [treeA, treeB, pairsArg] = args.positionals;
+if (treeA === undefined || treeB === undefined || !(seconds >= 1)) {
+  process.stderr.write(USAGE);
+  process.exit(2);
+}
+const pairs = Number(pairsArg ?? 3);
+const concurrency = os.availableParallelism();
+const password = 'raw-argon2-password';
+const phc = await makeHash(password);
+
+async function runOn(tree) {
+  const cwd = await mkdtemp(join(os.tmpdir(), 'school-auth-login-'));
+  const entry = join(resolve(tree), 'dist/cli/main.js');
+  const env = serverEnv(cwd, false, undefined);
+  try {
+    await S.seedAdmins(entry, { env, cwd });
+    const server = await startServer({ entry, env, cwd });
+    let logins;
+    try {
+      const bodies = { BODIES_FILE: await loginBodiesFile(cwd) };
+      await runWrk(server.url, 'login', 10, bodies);
+      // wrk leaves the logins it sent at its end queued for a hash; the measured run must not find them.
+      await S.waitIdle(server);
+      logins = await runWrk(server.url, 'login', seconds, bodies);
+    } finally {
+      await stopChild(server.child);
+    }
+    const raw = await argon2Raw({ phc, password, concurrency, duration: seconds, warmup: 2 });
+    return { logins, raw };
+  } finally {
+    await rm(cwd, { recursive: true, force: true });
+  }
+}
+
+const share = (run) => run.logins.rps / run.raw.rps;
+const describe = (run) =>
+  `logins ${run.logins.rps.toFixed(1)}/s${run.logins.non2xx > 0 ? ` (${run.logins.non2xx} refused)` : ''}, raw ${run.raw.rps.toFixed(1)}/s, share ${(100 * share(run)).toFixed(1)}%`;
+
+try {
+  console.log(`argon2id m=${ARGON2_DEFAULTS.memoryCost},t=${ARGON2_DEFAULTS.timeCost},p=${ARGON2_DEFAULTS.parallelism}; raw at c=${concurrency}`);
+  const results = await alternate(
+    pairs,
+    () => runOn(treeA),
+    () => runOn(treeB),
+    (pair, bFirst, a, b) => console.log(`pair ${pair}${bFirst ? ' (B first)' : ''}:\n  A ${describe(a)}\n  B ${describe(b)}`),
+  );
+  const pct = (values) => `${values.map((x) => (100 * x).toFixed(1)).join(' ')}, median ${(100 * median(values)).toFixed(1)}%`;
+  console.log(`share of raw: A ${pct(results.map(({ a }) => share(a)))}; B ${pct(results.map(({ b }) => share(b)))}`);
+  console.log(`B/A logins per second, median ${median(results.map(({ a, b }) => b.logins.rps / a.logins.rps)).toFixed(3)}`);
+} finally {
+  await stopAllChildren();
+}
