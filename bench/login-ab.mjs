@@ -1,11 +1,10 @@
 #!/usr/bin/env node
 // Paired, alternating A/B of two builds' logins under wrk -t2 -c50, each as a share of raw argon2id:
 //   node bench/login-ab.mjs <treeA> <treeB> [pairs=3] [--seconds=8]
-// Each run of a build starts its server as `npm start` does (a fresh SQLite database), signs the
-// seeded admins in with their right passwords for 10 s to warm up (V8 compiles a login's path late),
-// waits for the hash queue to drain, then measures; the server stopped, it measures @node-rs/argon2's
-// verify() in this process at as many concurrent verifications as there are cores (the ceiling the
-// login target is stated against, as in run.mjs). wrk, a C client, costs far less CPU per request than
+// Each run of a build starts its server as `npm start` does (a fresh SQLite database), warms it up
+// with the seeded admins' right passwords (warmUpLogins in lib/wrk.mjs), then measures; the server
+// stopped, it measures @node-rs/argon2's verify() in this process at as many concurrent
+// verifications as there are cores (the ceiling the login target is stated against, as in run.mjs). wrk, a C client, costs far less CPU per request than
 // run.mjs's autocannon, which shares the cores with the server. B runs first in every other pair.
 import process from 'node:process';
 import console from 'node:console';
@@ -17,7 +16,7 @@ import { ARGON2_DEFAULTS, argon2Raw, makeHash } from './lib/argon2-raw.mjs';
 import { alternate, median } from './lib/pairs.mjs';
 import { serverEnv, startServer, stopAllChildren, stopChild } from './lib/procs.mjs';
 import * as S from './lib/scenarios.mjs';
-import { loginBodiesFile, runWrk } from './lib/wrk.mjs';
+import { loginBodiesFile, runWrk, warmUpLogins } from './lib/wrk.mjs';
 
 const USAGE = 'usage: node bench/login-ab.mjs <treeA> <treeB> [pairs] [--seconds=8]\n';
 let args;
@@ -48,9 +47,7 @@ async function runOn(tree) {
     let logins;
     try {
       const bodies = { BODIES_FILE: await loginBodiesFile(cwd) };
-      await runWrk(server.url, 'login', 10, bodies);
-      // wrk leaves the logins it sent at its end queued for a hash; the measured run must not find them.
-      await S.waitIdle(server);
+      await warmUpLogins(server, bodies);
       logins = await runWrk(server.url, 'login', seconds, bodies);
     } finally {
       await stopChild(server.child);

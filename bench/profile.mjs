@@ -19,7 +19,7 @@ import { join, resolve } from 'node:path';
 import { createBenchDatabase } from './lib/pg.mjs';
 import { serverEnv, startServer, stopChild } from './lib/procs.mjs';
 import * as S from './lib/scenarios.mjs';
-import { loginBodiesFile, runWrk, tokensFile } from './lib/wrk.mjs';
+import { loginBodiesFile, runWrk, tokensFile, warmUpLogins } from './lib/wrk.mjs';
 
 const afterRefresh = process.argv.includes('--after-refresh');
 const postgres = process.argv.includes('--db=postgres');
@@ -75,16 +75,13 @@ try {
   const count = rotation ? 70 : 200;
   // A login posts the seeded admins' passwords; the others present tokens of sessions signed in here first.
   const input = async (name) => (scenario === 'login' ? { BODIES_FILE: await loginBodiesFile(cwd) } : { TOKENS_FILE: await tokensFile(cwd, server.url, name, count) });
-  // V8 takes longer to compile a login's path than the others' (bench/README.md, "A login's CPU").
-  const warmSeconds = scenario === 'login' ? 10 : 2;
   if (afterRefresh) {
     const refreshTokens = { TOKENS_FILE: await tokensFile(cwd, server.url, 'before', 200) };
     await runWrk(server.url, 'refresh', 2, refreshTokens);
     await runWrk(server.url, 'refresh', 5, refreshTokens);
   }
-  await runWrk(server.url, scenario, warmSeconds, await input('warm'));
-  // wrk leaves the logins it sent at its end queued for a hash; the next run would find the queue full.
-  if (scenario === 'login') await S.waitIdle(server);
+  if (scenario === 'login') await warmUpLogins(server, await input('warm'));
+  else await runWrk(server.url, scenario, 2, await input('warm'));
   const measured = await input('measured');
   const before = threadTicks(server.child.pid);
   const postgresBefore = postgres ? postgresTicks() : new Map();

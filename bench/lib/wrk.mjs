@@ -38,3 +38,14 @@ export async function loginBodiesFile(dir) {
   await writeFile(file, `${S.loginBodies.join('\n')}\n`);
   return file;
 }
+
+/**
+ * Warms a server up with logins (login.lua, `bodies` from loginBodiesFile) for 10 s, V8 taking
+ * longer to compile a login's path than the others' (bench/README.md, "A login's CPU"), then waits
+ * for its hash queue to empty: wrk leaves the logins it sent at its end queued for a hash, and the
+ * measured run would find the queue full.
+ */
+export async function warmUpLogins(server, bodies) {
+  await runWrk(server.url, 'login', 10, bodies);
+  await S.waitIdle(server);
+}

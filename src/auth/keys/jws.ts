@@ -41,8 +41,9 @@ export function signJwtHere(signer: JwsSigner, claims: Record<string, unknown>):
 }
 
 /**
- * A signature that comes alone: ES256 and EdDSA, a few tens of µs, here at once; RS256, about ten
- * times that, still on the signing thread, so that a login storm does not hold the event loop.
+ * A signature that comes alone: ES256 and EdDSA here at once, cheaper than waking the thread;
+ * RS256, many times dearer, still on the signing thread, so that a login storm does not hold the
+ * event loop (bench/README.md).
  */
 export function signJwtAlone(signer: JwsSigner, claims: Record<string, unknown>): Promise<string> {
   if (signer.alg === 'RS256') return signJwt(signer, claims);

@@ -77,7 +77,8 @@ export async function startSession(
     throw new AppError('LOGIN_REFUSED');
   }
   // Alone: sign-ins come one at a time, each after a hash or an IdP's answer (signJwtAlone).
-  const access = await issueAccessToken(deps.keys, deps.config, deps.clock, { adminId: admin.id, schoolId: admin.school_id, username: admin.username, sessionId, assurance }, true);
+  const subject = { adminId: admin.id, schoolId: admin.school_id, username: admin.username, sessionId, assurance };
+  const access = await issueAccessToken(deps.keys, deps.config, deps.clock, subject, true);
   return {
     accessToken: access.token,
     expiresIn: access.expiresIn,
