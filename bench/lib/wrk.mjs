@@ -1,5 +1,5 @@
-// wrk as the benchmark scripts drive it (wrk-ab.mjs, profile.mjs): two threads, 50 connections,
-// one of bench/wrk/*.lua, and the refresh tokens it presents written to a file.
+// wrk as the benchmark scripts drive it (wrk-ab.mjs, profile.mjs, login-ab.mjs): two threads, 50
+// connections unless told, one of bench/wrk/*.lua, and the refresh tokens it presents written to a file.
 import process from 'node:process';
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -12,9 +12,9 @@ export const WRK_THREADS = 2;
 export const WRK_CONNECTIONS = 50;
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-/** Runs wrk for `seconds` with bench/wrk/<script>.lua; returns its counts. */
-export async function runWrk(url, script, seconds, env = {}) {
-  const args = [`-t${WRK_THREADS}`, `-c${WRK_CONNECTIONS}`, `-d${seconds}s`, '-s', join(root, 'bench/wrk', `${script}.lua`), url];
+/** Runs wrk for `seconds` with bench/wrk/<script>.lua over `connections`; returns its counts. */
+export async function runWrk(url, script, seconds, env = {}, connections = WRK_CONNECTIONS) {
+  const args = [`-t${WRK_THREADS}`, `-c${connections}`, `-d${seconds}s`, '-s', join(root, 'bench/wrk', `${script}.lua`), url];
   const { stdout } = await promisify(execFile)('wrk', args, { env: { ...process.env, WRK_THREADS: String(WRK_THREADS), ...env } });
   return {
     requests: Number(/(\d+) requests in/.exec(stdout)?.[1]),
@@ -45,7 +45,7 @@ export async function loginBodiesFile(dir) {
  * for its hash queue to empty: wrk leaves the logins it sent at its end queued for a hash, and the
  * measured run would find the queue full.
  */
-export async function warmUpLogins(server, bodies) {
-  await runWrk(server.url, 'login', 10, bodies);
+export async function warmUpLogins(server, bodies, connections = WRK_CONNECTIONS) {
+  await runWrk(server.url, 'login', 10, bodies, connections);
   await S.waitIdle(server);
 }
