@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Paired, alternating A/B of two builds' logins under wrk -t2 -c50, each as a share of raw argon2id:
+// Paired, alternating A/B of two builds' logins under wrk -t2 (-c50 unless told), each as a share of raw argon2id:
 //   node bench/login-ab.mjs <treeA> <treeB> [pairs=3] [--seconds=8] [--connections=50] [--throttle]
 // `--throttle` leaves the login throttle on, as in production (elsewhere the benchmark turns it
 // off: every login comes from 127.0.0.1). An attempt counts against its account and IP until
