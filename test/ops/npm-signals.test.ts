@@ -74,8 +74,9 @@ async function startSlowRequest(port: number): Promise<{ finish(): Promise<strin
 }
 
 async function signalAndDrain(server: ServerProcess, port: number, signal: NodeJS.Signals, target: 'npm' | 'group'): Promise<void> {
+  // The log line and the health check's answer come on different pipes: the answer may be read first.
+  await expect.poll(() => serverPid(server), { timeout: 10_000, interval: 20 }).toEqual(expect.any(Number));
   const pid = serverPid(server);
-  expect(pid).toEqual(expect.any(Number));
   const inFlight = await startSlowRequest(port);
   const npmPid = server.child.pid as number;
   process.kill(target === 'npm' ? npmPid : -npmPid, signal);
