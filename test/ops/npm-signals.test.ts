@@ -74,7 +74,8 @@ async function startSlowRequest(port: number): Promise<{ finish(): Promise<strin
 }
 
 async function signalAndDrain(server: ServerProcess, port: number, signal: NodeJS.Signals, target: 'npm' | 'group'): Promise<void> {
-  // The log line and the health check's answer come on different pipes: the answer may be read first.
+  // pino writes the log line asynchronously, and it comes on a pipe, the health check's answer on a
+  // socket: the answer may be read first.
   await expect.poll(() => serverPid(server), { timeout: 10_000, interval: 20 }).toEqual(expect.any(Number));
   const pid = serverPid(server);
   const inFlight = await startSlowRequest(port);
