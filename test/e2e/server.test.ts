@@ -138,9 +138,10 @@ describe('school-auth serve, over a real socket', { timeout: 120_000 }, () => {
 
     // Bound to 127.0.0.2 only: the same port on 127.0.0.1 has nobody behind it.
     await expect(fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(5000) })).rejects.toThrow();
-    expect(server.logLines().some((line) => line.msg === `Server listening at ${base}`)).toBe(true);
 
     expect(await server.stop()).toEqual({ code: 0, signal: null });
+    // Read once the process has exited: its log lines are written asynchronously.
+    expect(server.logLines().some((line) => line.msg === `Server listening at ${base}`)).toBe(true);
   });
 
   it('reads .env from its working directory; real environment variables win over it', async () => {
