@@ -165,9 +165,10 @@ export function serverEnv(dataDir, rotation, database) {
  * Starts `entry` as `npm start` does (see startOptions), `node [start options] [--cpu-prof ...]
  * <entry> serve`, on a free port and waits for GET /readyz = 200 from it (our child must still be
  * alive then: another process could hold the port). Retries on a port race. The server it returns
- * names the start options it ran with (`start`).
+ * names the start options it ran with (`start`). `launcher` (a command and its arguments, such as
+ * valgrind's) runs node under it; the child is then the launcher's process.
  */
-export async function startServer({ entry, env, cwd, cpuProfDir, readyTimeoutMs = 30_000 }) {
+export async function startServer({ entry, env, cwd, cpuProfDir, readyTimeoutMs = 30_000, launcher = [] }) {
   const start = await startOptions();
   const { nodeOptions } = start;
   env = { ...env, ...start.env };
@@ -176,8 +177,9 @@ export async function startServer({ entry, env, cwd, cpuProfDir, readyTimeoutMs 
     const port = await freePort();
     const managementPort = await freePort();
     const nodeArgs = [...nodeOptions, ...(cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProfDir])];
+    const [command, ...args] = [...launcher, process.execPath, ...nodeArgs, entry, 'serve'];
     const child = track(
-      spawn(process.execPath, [...nodeArgs, entry, 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1', MANAGEMENT_PORT: String(managementPort) }, cwd, stdio: ['ignore', 'pipe', 'pipe'] }),
+      spawn(command, args, { env: { ...env, PORT: String(port), HOST: '127.0.0.1', MANAGEMENT_PORT: String(managementPort) }, cwd, stdio: ['ignore', 'pipe', 'pipe'] }),
     );
     const logs = { count: 0, recent: [] };
     tail(child.stdout, logs);
