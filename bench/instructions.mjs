@@ -7,8 +7,8 @@
 // the kernel) and sends --warm-up requests, 16 at a time, so that V8 has compiled the path, then
 // --windows windows of --window requests. For each window it prints the instructions per request
 // and, for the median window, what ran them (bench/lib/callgrind.mjs). V8 still compiles and
-// collects now and then, so windows differ; the kinds that do neither are steadier than the sum. Callgrind runs the server about
-// fifty times slower: a run takes some minutes.
+// collects now and then, so windows differ; the kinds that do neither are steadier than the sum.
+// Callgrind runs the server about a hundred times slower: a run takes some minutes.
 import process from 'node:process';
 import console from 'node:console';
 import { Buffer } from 'node:buffer';
