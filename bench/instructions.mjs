@@ -11,9 +11,7 @@
 // Callgrind runs the server about a hundred times slower: a run takes some minutes.
 import process from 'node:process';
 import console from 'node:console';
-import { Buffer } from 'node:buffer';
 import { execFileSync } from 'node:child_process';
-import http from 'node:http';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
@@ -37,7 +35,9 @@ const dir = await mkdtemp(join(os.tmpdir(), 'school-auth-instructions-'));
 const entry = join(resolve(tree), 'dist/cli/main.js');
 // valgrind names its control files after USER and HOST, and callgrind_control must find them.
 const env = { ...serverEnv(dir, rotation), USER: 'bench', LOGNAME: 'bench' };
-const control = ['callgrind_control', `--vgdb-prefix=${join(dir, 'vgdb')}`];
+// valgrind and callgrind_control meet through files named with this prefix.
+const vgdbPrefix = `--vgdb-prefix=${join(dir, 'vgdb')}`;
+const control = ['callgrind_control', vgdbPrefix];
 const controlEnv = { ...process.env, USER: 'bench', LOGNAME: 'bench', HOST: '127.0.0.1' };
 
 try {
@@ -47,27 +47,14 @@ try {
   await S.seedSessions(seeding.url, pool, rotation ? CONNECTIONS * 2 : 64, { workers: 4 });
   await stopChild(seeding.child);
 
-  const launcher = ['valgrind', '--tool=callgrind', '--smc-check=all-non-file', `--vgdb-prefix=${join(dir, 'vgdb')}`, `--callgrind-out-file=${join(dir, 'callgrind.out')}`];
+  const launcher = ['valgrind', '--tool=callgrind', '--smc-check=all-non-file', vgdbPrefix, `--callgrind-out-file=${join(dir, 'callgrind.out')}`];
   const server = await startServer({ entry, env, cwd: dir, launcher, readyTimeoutMs: 600_000 });
-  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  const post = (body) =>
-    new Promise((answer, fail) => {
-      const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
-      const request = http.request({ host: '127.0.0.1', port: server.port, path: '/auth/refresh', method: 'POST', agent, headers }, (response) => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk) => (text += chunk));
-        response.on('end', () => answer({ status: response.statusCode, text }));
-      });
-      request.on('error', fail);
-      request.end(body);
-    });
   const chains = pool.tokens.slice(0, CONNECTIONS);
   let unexpected = 0;
   const send = async (connection, n) => {
     const token = rotation ? chains[connection] : pool.tokens[n % pool.tokens.length];
     const body = scenario === 'invalid' ? '{"refresh_token": "abc' : JSON.stringify({ refresh_token: token });
-    const { status, text } = await post(body);
+    const { status, text } = await S.postRefresh(server.url, body);
     if (status !== (scenario === 'invalid' ? 422 : 200)) unexpected += 1;
     else if (rotation) chains[connection] = JSON.parse(text).refresh_token;
   };

@@ -77,12 +77,17 @@ async function metricsText({ managementUrl, url }) {
   return undefined;
 }
 
+/** One POST /auth/refresh with `body` as it is: the status and the text of the answer. */
+export async function postRefresh(url, body) {
+  const response = await fetchRetrying(`${url}/auth/refresh`, { method: 'POST', headers: json, body });
+  return { status: response.status, text: await response.text() };
+}
+
 /** One refresh, to learn the sizes the bare server must mimic. */
 export async function probeRefresh(url, refreshToken) {
   const body = JSON.stringify({ refresh_token: refreshToken });
-  const response = await fetchRetrying(`${url}/auth/refresh`, { method: 'POST', headers: json, body });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`refresh answered ${response.status}: ${text}`);
+  const { status, text } = await postRefresh(url, body);
+  if (status !== 200) throw new Error(`refresh answered ${status}: ${text}`);
   return { requestBytes: Buffer.byteLength(body), responseBytes: Buffer.byteLength(text), tokenLength: refreshToken.length };
 }
 
