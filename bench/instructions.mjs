@@ -8,7 +8,7 @@
 // --windows windows of --window requests. For each window it prints the instructions per request
 // and, for the median window, what ran them (bench/lib/callgrind.mjs). V8 still compiles and
 // collects now and then, so windows differ; the kinds that do neither are steadier than the sum.
-// Callgrind runs the server about a hundred times slower: a run takes some minutes.
+// Callgrind slows the server down many times over (bench/README.md): a run takes some minutes.
 import process from 'node:process';
 import console from 'node:console';
 import { execFileSync } from 'node:child_process';
@@ -33,12 +33,12 @@ const CONNECTIONS = 16;
 const rotation = scenario === 'rotation';
 const dir = await mkdtemp(join(os.tmpdir(), 'school-auth-instructions-'));
 const entry = join(resolve(tree), 'dist/cli/main.js');
-// valgrind names its control files after USER and HOST, and callgrind_control must find them.
-const env = { ...serverEnv(dir, rotation), USER: 'bench', LOGNAME: 'bench' };
-// valgrind and callgrind_control meet through files named with this prefix.
+// valgrind names its control files after USER and HOST, and callgrind_control must find them,
+// through files named with the same prefix.
+const user = { USER: 'bench', LOGNAME: 'bench' };
+const env = { ...serverEnv(dir, rotation), ...user };
+const controlEnv = { ...process.env, ...user, HOST: '127.0.0.1' };
 const vgdbPrefix = `--vgdb-prefix=${join(dir, 'vgdb')}`;
-const control = ['callgrind_control', vgdbPrefix];
-const controlEnv = { ...process.env, USER: 'bench', LOGNAME: 'bench', HOST: '127.0.0.1' };
 
 try {
   await S.seedAdmins(entry, { env, cwd: dir });
@@ -66,7 +66,7 @@ try {
   };
   /** Dumps what callgrind counted since the last dump and reads it. */
   const dump = async () => {
-    execFileSync(control[0], [...control.slice(1), '--dump', String(server.child.pid)], { env: controlEnv, stdio: 'ignore' });
+    execFileSync('callgrind_control', [vgdbPrefix, '--dump', String(server.pid)], { env: controlEnv, stdio: 'ignore' });
     const dumps = (await readdir(dir)).filter((name) => /^callgrind\.out\.\d+$/.test(name));
     const last = dumps.sort((a, b) => Number(a.split('.').pop()) - Number(b.split('.').pop())).at(-1);
     return instructionsByKind(join(dir, last));
