@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { URL } from 'node:url';
+import { URL, pathToFileURL } from 'node:url';
 import { databaseEnv } from './pg.mjs';
 
 /** Every child still running; stopped on exit, error or Ctrl-C. */
@@ -126,12 +126,13 @@ async function httpReady(url) {
 }
 
 /**
- * What `npm start` gives the server (package.json), so the benchmark runs it the same way:
+ * What `npm start` gives the server (the package.json of `entry`'s own tree, two folders above
+ * `dist/cli/main.js`), so the benchmark runs each build the way its own start script does:
  * `VAR=value node <options> dist/cli/main.js serve`. An assignment written `VAR=${VAR:-default}`
  * takes the default, as it does under `npm start` when VAR is unset.
  */
-async function startOptions() {
-  const { scripts } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
+async function startOptions(entry) {
+  const { scripts } = JSON.parse(await readFile(new URL('../../package.json', pathToFileURL(entry)), 'utf8'));
   const words = scripts.start.split(/\s+/);
   const node = words.indexOf('node');
   const env = {};
@@ -169,7 +170,7 @@ export function serverEnv(dataDir, rotation, database) {
  * valgrind's) runs node under it; the child is then the launcher's process.
  */
 export async function startServer({ entry, env, cwd, cpuProfDir, readyTimeoutMs = 30_000, launcher = [] }) {
-  const start = await startOptions();
+  const start = await startOptions(entry);
   const { nodeOptions } = start;
   env = { ...env, ...start.env };
   let lastError;
