@@ -126,8 +126,8 @@ async function httpReady(url) {
 }
 
 /**
- * What `npm start` gives the server (the package.json of `entry`'s own tree, two folders above
- * `dist/cli/main.js`), so the benchmark runs each build the way its own start script does:
+ * What `npm start` gives the server (the package.json at the root of the tree whose
+ * `dist/cli/main.js` is `entry`), so the benchmark runs each build the way its own start script does:
  * `VAR=value node <options> dist/cli/main.js serve`. An assignment written `VAR=${VAR:-default}`
  * takes the default, as it does under `npm start` when VAR is unset.
  */
