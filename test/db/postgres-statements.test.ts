@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { connectPostgres } from '../../src/db/connect.js';
 import type { Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { findRefreshGrant } from '../../src/db/queries/refresh-tokens.js';
+import { findRefreshGrant } from '../../src/db/queries/refresh-grants.js';
 import { TEST_DIALECTS, TEST_POSTGRES_URL, adminQuery } from '../helpers/database.js';
 
 describe.runIf(TEST_DIALECTS.includes('postgres'))('named prepared statements on PostgreSQL', () => {
@@ -50,7 +50,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('named prepared statements on
     const statements = (await preparedOnConnection(database)).filter((statement) => !beforehand.has(statement.name));
     expect(statements).toHaveLength(2);
     for (const statement of statements) expect(statement.name).toMatch(/^s_[0-9a-f]{40}$/);
-    expect(statements.map((statement) => statement.statement).join('\n')).toContain('"refresh_tokens"."token_hash" = $1');
+    expect(statements.map((statement) => statement.statement).join('\n')).toContain('"refresh_tokens"."token_hash" = any(cast($1 as text[]))');
     expect(statements.some((statement) => statement.statement.includes('*'))).toBe(false);
   });
 

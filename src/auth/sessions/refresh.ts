@@ -1,6 +1,7 @@
 import { nowSeconds } from '../../runtime/clock.js';
 import type { Config } from '../../config/config.js';
-import { findRefreshGrant, rotateRefreshToken, type RefreshGrant } from '../../db/queries/refresh-tokens.js';
+import { findRefreshGrant, type RefreshGrant } from '../../db/queries/refresh-grants.js';
+import { rotateRefreshToken } from '../../db/queries/refresh-tokens.js';
 import { touchSession } from '../../db/queries/sessions.js';
 import { revokeSessions } from '../../db/queries/session-ending.js';
 import { isSessionAlive } from '../../db/queries/session-liveness.js';

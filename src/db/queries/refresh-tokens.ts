@@ -1,32 +1,10 @@
-import { sql, type Selectable } from 'kysely';
+import { sql } from 'kysely';
 import { dialectOf, type Db } from '../database.js';
-import type { RefreshTokensTable } from '../schema/refresh-tokens.js';
-import type { SessionsTable } from '../schema/sessions.js';
 import { inGroupCommit } from '../group-commit.js';
 import { precompiled } from '../precompiled.js';
-import { SESSIONS_WITH_OWNER, touchSession, type SessionOwner } from './sessions.js';
-import { isSessionAlive, LIVENESS_SQL, sessionAliveSql, type SessionLiveness } from './session-liveness.js';
-
-/** Everything a refresh decides on. */
-export type RefreshGrant = Pick<Selectable<RefreshTokensTable>, 'session_id' | 'consumed_at' | 'successor_sealed'> &
-  Pick<Selectable<SessionsTable>, 'admin_id' | 'acr' | 'amr'> &
-  SessionOwner &
-  SessionLiveness;
-
-/** The columns of a RefreshGrant, over SESSIONS_WITH_OWNER joined with refresh_tokens. */
-const GRANT_COLUMNS = sql`refresh_tokens.session_id, refresh_tokens.consumed_at, refresh_tokens.successor_sealed,
-    sessions.admin_id, admins.username, admins.school_key, schools.school_id, sessions.acr, sessions.amr, ${LIVENESS_SQL}`;
-const GRANT_TABLES = sql`${SESSIONS_WITH_OWNER} inner join refresh_tokens on refresh_tokens.session_id = sessions.id`;
-
-const refreshGrantByHash = precompiled(
-  (tokenHash: string) => sql<RefreshGrant>`select ${GRANT_COLUMNS} from ${GRANT_TABLES} where "refresh_tokens"."token_hash" = ${tokenHash}`,
-);
-
-/** Everything a refresh decides on, read with one query from the token's hash (sql: see SESSIONS_WITH_OWNER). */
-export async function findRefreshGrant(db: Db, tokenHash: string): Promise<RefreshGrant | undefined> {
-  const { rows } = await refreshGrantByHash(db, tokenHash);
-  return rows[0];
-}
+import { findRefreshGrant, GRANT_COLUMNS, GRANT_TABLES, type RefreshGrant } from './refresh-grants.js';
+import { SESSIONS_WITH_OWNER, touchSession } from './sessions.js';
+import { isSessionAlive, sessionAliveSql } from './session-liveness.js';
 
 /** A token presented for rotation, with its successor already made. */
 export interface RotationAttempt {

@@ -1,0 +1,60 @@
+import { sql, type Selectable } from 'kysely';
+import { dialectOf, type Db } from '../database.js';
+import { LookupBatch } from '../postgres-lookup-batch.js';
+import { precompiled } from '../precompiled.js';
+import { isStorableText } from '../text.js';
+import type { RefreshTokensTable } from '../schema/refresh-tokens.js';
+import type { SessionsTable } from '../schema/sessions.js';
+import { SESSIONS_WITH_OWNER, type SessionOwner } from './sessions.js';
+import { LIVENESS_SQL, type SessionLiveness } from './session-liveness.js';
+
+/** Everything a refresh decides on. */
+export type RefreshGrant = Pick<Selectable<RefreshTokensTable>, 'session_id' | 'consumed_at' | 'successor_sealed'> &
+  Pick<Selectable<SessionsTable>, 'admin_id' | 'acr' | 'amr'> &
+  SessionOwner &
+  SessionLiveness;
+
+/** The columns of a RefreshGrant, over SESSIONS_WITH_OWNER joined with refresh_tokens. */
+export const GRANT_COLUMNS = sql`refresh_tokens.session_id, refresh_tokens.consumed_at, refresh_tokens.successor_sealed,
+    sessions.admin_id, admins.username, admins.school_key, schools.school_id, sessions.acr, sessions.amr, ${LIVENESS_SQL}`;
+export const GRANT_TABLES = sql`${SESSIONS_WITH_OWNER} inner join refresh_tokens on refresh_tokens.session_id = sessions.id`;
+
+const grantByHash = precompiled(
+  (tokenHash: string) => sql<RefreshGrant>`select ${GRANT_COLUMNS} from ${GRANT_TABLES} where "refresh_tokens"."token_hash" = ${tokenHash}`,
+);
+
+const grantsByHashes = precompiled(
+  (tokenHashes: readonly string[]) =>
+    sql<RefreshGrant & { token_hash: string }>`select refresh_tokens.token_hash, ${GRANT_COLUMNS} from ${GRANT_TABLES}
+      where "refresh_tokens"."token_hash" = any(cast(${tokenHashes} as text[]))`,
+);
+
+/** Each PostgreSQL handle's batch of grant lookups (never a transaction's: it has one connection of its own). */
+const batches = new WeakMap<Db, LookupBatch<RefreshGrant>>();
+
+function batchOf(db: Db): LookupBatch<RefreshGrant> {
+  let batch = batches.get(db);
+  if (batch === undefined) {
+    batch = new LookupBatch(async (hashes) => {
+      const { rows } = await grantsByHashes(db, hashes);
+      return new Map(rows.map(({ token_hash, ...grant }) => [token_hash, grant]));
+    });
+    batches.set(db, batch);
+  }
+  return batch;
+}
+
+/**
+ * Everything a refresh decides on, read with one query from the token's hash (sql: see
+ * SESSIONS_WITH_OWNER). On PostgreSQL, outside a transaction, the lookups of one turn share one
+ * statement (postgres-lookup-batch.ts); SQLite shares the turn's read transaction instead
+ * (sqlite-read-batch.ts).
+ */
+export async function findRefreshGrant(db: Db, tokenHash: string): Promise<RefreshGrant | undefined> {
+  // No token hashes to such text (hashes are base64url), and on PostgreSQL it would fail the
+  // statement of every lookup it shares.
+  if (!isStorableText(tokenHash)) return undefined;
+  if (dialectOf(db) === 'postgres' && !db.isTransaction) return batchOf(db).find(tokenHash);
+  const { rows } = await grantByHash(db, tokenHash);
+  return rows[0];
+}
