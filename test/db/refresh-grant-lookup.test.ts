@@ -5,26 +5,11 @@ import { connectPostgres } from '../../src/db/connect.js';
 import type { Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { findRefreshGrant } from '../../src/db/queries/refresh-grants.js';
-import { TEST_DIALECTS, TEST_POSTGRES_URL, adminQuery, createTestDatabase } from '../helpers/database.js';
+import { TEST_DIALECTS, TEST_POSTGRES_URL, adminQuery, createTestDatabase, seedRefreshGrants } from '../helpers/database.js';
 
 const T0 = 1_700_000_000;
 
-/** A school, an admin, and a session with one refresh token for each of `sessions`. */
-async function seed(database: Database, sessions: readonly string[]): Promise<void> {
-  const db = database.db;
-  await db.insertInto('schools').values({ key: 'k', school_id: 'k', name: 'K', suspended_at: null, created_at: T0 }).execute();
-  await db
-    .insertInto('admins')
-    .values({ id: 'a1', school_key: 'k', username_key: 'u', username: 'u', password_hash: 'x', disabled_at: null, created_at: T0, password_changed_at: T0 })
-    .execute();
-  for (const id of sessions) {
-    await db
-      .insertInto('sessions')
-      .values({ id, admin_id: 'a1', created_at: T0, last_used_at: T0, expires_at: T0 + 86_400, revoked_at: null, revoke_reason: null, ip: null, user_agent: null })
-      .execute();
-    await db.insertInto('refresh_tokens').values({ token_hash: `hash of ${id}`, session_id: id, created_at: T0, consumed_at: null, successor_sealed: null }).execute();
-  }
-}
+const seed = (database: Database, sessions: readonly string[]) => seedRefreshGrants(database, T0, sessions.map((id) => [id, `hash of ${id}`] as const));
 
 describe.each(TEST_DIALECTS)('findRefreshGrant on %s', (dialect) => {
   let database: Database;

@@ -2,10 +2,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { rotateRefreshToken, type RotationAttempt } from '../../src/db/queries/refresh-tokens.js';
-import { TEST_DIALECTS, createTestDatabase } from '../helpers/database.js';
+import { TEST_DIALECTS, createTestDatabase, seedRefreshGrants } from '../helpers/database.js';
 
 const T0 = 1_700_000_000;
 const IDLE = 3600;
+/** The lifetime of the sessions seedRefreshGrants makes. */
 const LIFETIME = 86_400;
 
 describe.each(TEST_DIALECTS)('rotateRefreshToken on %s', (dialect) => {
@@ -13,17 +14,7 @@ describe.each(TEST_DIALECTS)('rotateRefreshToken on %s', (dialect) => {
   beforeEach(async () => {
     database = await createTestDatabase(dialect);
     await migrateToLatest(database);
-    const db = database.db;
-    await db.insertInto('schools').values({ key: 'k', school_id: 'k', name: 'K', suspended_at: null, created_at: T0 }).execute();
-    await db
-      .insertInto('admins')
-      .values({ id: 'a1', school_key: 'k', username_key: 'u', username: 'u', password_hash: 'x', disabled_at: null, created_at: T0, password_changed_at: T0 })
-      .execute();
-    await db
-      .insertInto('sessions')
-      .values({ id: 's1', admin_id: 'a1', created_at: T0, last_used_at: T0, expires_at: T0 + LIFETIME, revoked_at: null, revoke_reason: null, ip: null, user_agent: null })
-      .execute();
-    await db.insertInto('refresh_tokens').values({ token_hash: 'h0', session_id: 's1', created_at: T0, consumed_at: null, successor_sealed: null }).execute();
+    await seedRefreshGrants(database, T0, [['s1', 'h0']]);
   });
   afterEach(() => database.close());
 
