@@ -2,12 +2,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { rotateRefreshToken, type RotationAttempt } from '../../src/db/queries/refresh-tokens.js';
-import { TEST_DIALECTS, createTestDatabase, seedRefreshGrants } from '../helpers/database.js';
+import { SEEDED_SESSION_LIFETIME, TEST_DIALECTS, createTestDatabase, seedRefreshGrants } from '../helpers/database.js';
 
 const T0 = 1_700_000_000;
 const IDLE = 3600;
-/** The lifetime of the sessions seedRefreshGrants makes. */
-const LIFETIME = 86_400;
+const LIFETIME = SEEDED_SESSION_LIFETIME;
 
 describe.each(TEST_DIALECTS)('rotateRefreshToken on %s', (dialect) => {
   let database: Database;

@@ -93,9 +93,13 @@ export async function createPostgresDatabase(): Promise<{ url: string; drop(): P
 /** A school row with every column filled from its key, for tests of the storage layer. */
 export const schoolRow = (key: string) => ({ key, school_id: key, name: key.toUpperCase(), suspended_at: null, created_at: 1 });
 
+/** How long the sessions seedRefreshGrants makes last, in seconds. */
+export const SEEDED_SESSION_LIFETIME = 86_400;
+
 /**
  * School 'k', its admin 'a1' (username 'u'), and for each [session id, token hash] a live session
- * of a day, created at `t0`, holding that one unused refresh token: what a refresh's lookup reads.
+ * of SEEDED_SESSION_LIFETIME, created at `t0`, holding that one unused refresh token: what a
+ * refresh's lookup reads.
  */
 export async function seedRefreshGrants(database: Database, t0: number, grants: readonly (readonly [string, string])[]): Promise<void> {
   const db = database.db;
@@ -107,7 +111,7 @@ export async function seedRefreshGrants(database: Database, t0: number, grants: 
   for (const [id, tokenHash] of grants) {
     await db
       .insertInto('sessions')
-      .values({ id, admin_id: 'a1', created_at: t0, last_used_at: t0, expires_at: t0 + 86_400, revoked_at: null, revoke_reason: null, ip: null, user_agent: null })
+      .values({ id, admin_id: 'a1', created_at: t0, last_used_at: t0, expires_at: t0 + SEEDED_SESSION_LIFETIME, revoked_at: null, revoke_reason: null, ip: null, user_agent: null })
       .execute();
     await db.insertInto('refresh_tokens').values({ token_hash: tokenHash, session_id: id, created_at: t0, consumed_at: null, successor_sealed: null }).execute();
   }
