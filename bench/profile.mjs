@@ -2,7 +2,8 @@
 // CPU profile of the server's main thread under wrk load (what speed work starts from):
 //   node bench/profile.mjs <tree> <refresh|rotation|invalid|login> <outDir> [seconds=8]
 // Starts <tree>'s server as `npm start` does with --cpu-prof, loads it with wrk -t2 -c50 and
-// prints the heaviest functions by self time, and totals by package, per request answered.
+// prints the heaviest functions by self time, and totals by package, per request answered, from
+// the samples taken during the measured seconds only (start-up, seeding and warm-up left out).
 // With outDir `--threads` it profiles nothing and prints instead each server thread's CPU time
 // (from /proc) per request over the measured seconds, and how much of it was in the kernel.
 // `--after-refresh` first loads the same server with refreshes for 7 s, as wrk-ab.mjs does before
@@ -62,6 +63,10 @@ function postgresTicks() {
 }
 
 const threads = outDir === '--threads';
+// V8 stamps a profile's samples, and process.hrtime reads, the same monotonic clock, in every process.
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+let measuredFrom;
+let measuredTo;
 const cwd = await mkdtemp(join(os.tmpdir(), 'school-auth-prof-'));
 const entry = join(resolve(tree), 'dist/cli/main.js');
 const database = postgres ? await createBenchDatabase(process.env.DATABASE_URL) : undefined;
@@ -85,7 +90,9 @@ try {
   const measured = await input('measured');
   const before = threadTicks(server.child.pid);
   const postgresBefore = postgres ? postgresTicks() : new Map();
+  measuredFrom = monotonicUs();
   ({ requests, non2xx } = await runWrk(server.url, scenario, seconds, measured));
+  measuredTo = monotonicUs();
   if (threads) {
     const usOf = (ticks) => (ticks * 10_000) / requests;
     const postgresUs = postgres ? [...postgresTicks()].map(([kind, all]) => [kind, usOf(all - (postgresBefore.get(kind) ?? 0))]) : [];
@@ -111,7 +118,13 @@ const file = (await readdir(outDir)).filter((name) => /\.\d+\.0\.\d+\.cpuprofile
 const profile = JSON.parse(await readFile(join(outDir, file), 'utf8'));
 const selfUs = new Map();
 const dt = new Map();
-for (let i = 0; i < profile.samples.length; i++) dt.set(profile.samples[i], (dt.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0));
+let sampledAt = profile.startTime;
+for (let i = 0; i < profile.samples.length; i++) {
+  sampledAt += profile.timeDeltas[i] ?? 0;
+  if (sampledAt < measuredFrom || sampledAt > measuredTo) continue;
+  dt.set(profile.samples[i], (dt.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0));
+}
+if (dt.size === 0) throw new Error('no sample of the profile falls within the measured seconds');
 const byName = new Map();
 const byPackage = new Map();
 for (const node of profile.nodes) {
@@ -126,8 +139,8 @@ for (const node of profile.nodes) {
 }
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 const idle = byPackage.get('(idle)') ?? 0;
-console.log(`${file}: ${requests} requests in ${seconds}s (${Math.round(requests / seconds)}/s, ${non2xx} not 2xx), profile ${(total / 1e6).toFixed(1)} s, idle ${(idle / 1e6).toFixed(1)} s`);
-console.log(`main thread busy per request (whole run incl. warm-up and seeding): ${((total - idle) / requests).toFixed(1)} µs`);
+console.log(`${file}: ${requests} requests in ${seconds}s (${Math.round(requests / seconds)}/s, ${non2xx} not 2xx), sampled ${(total / 1e6).toFixed(1)} s, idle ${(idle / 1e6).toFixed(1)} s`);
+console.log(`main thread busy per request (the measured ${seconds} s): ${((total - idle) / requests).toFixed(1)} µs`);
 const show = (map, n) => [...map].sort((a, b) => b[1] - a[1]).slice(0, n).forEach(([k, v]) => console.log(`${(v / requests).toFixed(2).padStart(8)} µs  ${k}`));
 console.log('-- by package'); show(byPackage, 15);
 console.log('-- by function'); show(byName, 40);
