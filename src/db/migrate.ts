@@ -13,6 +13,7 @@ import { revocationSequence } from './migrations/010-revocation-sequence.js';
 import { secondFactorHardening } from './migrations/011-second-factor-hardening.js';
 import { auditChain } from './migrations/012-audit-chain.js';
 import { singleSignOn } from './migrations/013-single-sign-on.js';
+import { ssoLogoutTokens } from './migrations/014-sso-logout-tokens.js';
 
 /** Every migration, in order. Names are permanent once released. */
 const migrations: Record<string, Migration> = {
@@ -29,6 +30,7 @@ const migrations: Record<string, Migration> = {
   '011-second-factor-hardening': secondFactorHardening,
   '012-audit-chain': auditChain,
   '013-single-sign-on': singleSignOn,
+  '014-sso-logout-tokens': ssoLogoutTokens,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

@@ -10,11 +10,19 @@ export interface IdpSetup {
   readonly idTokenTtl?: number;
   readonly port?: number;
   readonly kid?: string;
+  /** The email and profile claims only from UserInfo, never in the ID token (OpenID Connect Core §5.4). */
+  readonly userinfoClaims?: boolean;
 }
 
 export interface IdpMode {
-  readonly mode?: 'normal' | 'hang' | 'error500' | 'wrong-issuer';
-  readonly tamper?: { readonly claims?: Record<string, unknown>; readonly dropClaims?: readonly string[]; readonly alg?: 'none' | 'HS256' };
+  readonly mode?: 'normal' | 'hang' | 'error500' | 'wrong-issuer' | 'huge-discovery' | 'huge-discovery-chunked' | 'huge-jwks' | 'huge-token' | 'huge-userinfo';
+  readonly tamper?: {
+    readonly claims?: Record<string, unknown>;
+    readonly dropClaims?: readonly string[];
+    readonly alg?: 'none' | 'HS256';
+    /** Sign with a key the IdP never published, under its own `kid` or an unknown one. */
+    readonly key?: 'foreign' | 'unknown-kid';
+  };
 }
 
 /** A real oidc-provider in a child process on 127.0.0.1. */
@@ -59,7 +67,7 @@ export class TestIdp {
     if (response.status !== 204) throw new Error(`setMode answered ${response.status}`);
   }
 
-  /** A logout token signed as the IdP signs them (or with `alg` none / HS256 keyed by `secret`). */
+  /** A logout token signed as the IdP signs them (or with `alg` none / HS256 keyed by `secret`); a claim given as null is left out. */
   async logoutToken(claims: Record<string, unknown>, options: { alg?: 'none' | 'HS256'; secret?: string } = {}): Promise<string> {
     const response = await fetch(`${this.issuer}/__test/logout-token`, { method: 'POST', body: JSON.stringify({ claims, ...options }) });
     return (await response.json() as { logout_token: string }).logout_token;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
+import { prune } from '../../src/auth/housekeeping.js';
 import { postJson } from '../helpers/app.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
 import { idpClient, linkedAdmin, signInThroughIdp, useIdp, idpSuite } from '../helpers/sso.js';
@@ -64,6 +65,9 @@ describe.each(TEST_DIALECTS)('back-channel logout (%s)', (dialect) => {
     ['a nonce', { aud: 'school-auth', sub: 'alice-sub', nonce: 'n' }, {}],
     ['neither sub nor sid', { aud: 'school-auth' }, {}],
     ['too old', { aud: 'school-auth', sub: 'alice-sub', iat: Math.floor(Date.now() / 1000) - 3600 }, {}],
+    ['no jti', { aud: 'school-auth', sub: 'alice-sub', jti: null }, {}],
+    ['no exp', { aud: 'school-auth', sub: 'alice-sub', exp: null }, {}],
+    ['an expired exp', { aud: 'school-auth', sub: 'alice-sub', exp: Math.floor(Date.now() / 1000) - 120 }, {}],
     ['alg none', { aud: 'school-auth', sub: 'alice-sub' }, { alg: 'none' }],
     ['HMAC with the client secret', { aud: 'school-auth', sub: 'alice-sub' }, { alg: 'HS256', secret: 'school-auth-secret' }],
   ] as const)('refuses a logout token with %s, ending nothing', async (_name, claims, options) => {
@@ -73,6 +77,31 @@ describe.each(TEST_DIALECTS)('back-channel logout (%s)', (dialect) => {
     expect(answer.statusCode).toBe(400);
     expect(answer.json()).toEqual({ detail: 'Invalid logout token' });
     expect((await postJson(suite.world.app, '/auth/refresh', { refresh_token: alice.refresh_token })).statusCode).toBe(200);
+  });
+
+  it('refuses a token replayed within its window: the sessions signed in since stay', async () => {
+    await setUp();
+    await signedIn('alice-sub');
+    const token = await suite.idp.logoutToken({ aud: 'school-auth', sub: 'alice-sub' });
+    expect((await deliver(token)).statusCode).toBe(200);
+    const again = await signedIn('alice-sub');
+    suite.world.clock.advance(100);
+    const replayed = await deliver(token);
+    expect(replayed.statusCode).toBe(400);
+    expect((await postJson(suite.world.app, '/auth/refresh', { refresh_token: again.refresh_token })).statusCode).toBe(200);
+    const events = await suite.world.services.db.selectFrom('events').select('detail').where('type', '=', 'sso.logout').execute();
+    expect(events).toEqual([{ detail: '1 sessions ended' }]);
+  });
+
+  it('another token with its own jti is accepted, and remembered ones are forgotten once their window is over', async () => {
+    await setUp();
+    expect((await deliver(await suite.idp.logoutToken({ aud: 'school-auth', sub: 'alice-sub' }))).statusCode).toBe(200);
+    expect((await deliver(await suite.idp.logoutToken({ aud: 'school-auth', sub: 'bob-sub' }))).statusCode).toBe(200);
+    const remembered = () => suite.world.services.db.selectFrom('sso_logout_tokens').select('expires_at').execute();
+    expect(await remembered()).toHaveLength(2);
+    suite.world.clock.advance(400); // past iat + 300 s + 60 s of clock skew: neither could be accepted again
+    expect(await prune(suite.world.services, { sessionDays: 30 })).toMatchObject({ ssoRows: 2 });
+    expect(await remembered()).toEqual([]);
   });
 
   it('refuses a missing token', async () => {

@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { nowSeconds } from '../../runtime/clock.js';
 import { revokeSessions } from '../../db/queries/session-ending.js';
 import { listSsoSettings } from '../../db/queries/sso-settings.js';
+import { consumeLogoutToken } from '../../db/queries/sso-login-codes.js';
 import { recordEvent, type RequestContext } from '../audit/events.js';
 import type { AppContext } from '../context.js';
 import { ASYMMETRIC, IDP_TIMEOUT_SECONDS, discoveredMetadata, issuerUsable } from './relying-party.js';
@@ -9,6 +11,8 @@ import { ASYMMETRIC, IDP_TIMEOUT_SECONDS, discoveredMetadata, issuerUsable } fro
 const LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 /** A logout token older than this is refused (OpenID Connect Back-Channel Logout 1.0 §2.6: iat). */
 const MAX_AGE = 300;
+/** Seconds of clock difference allowed with the IdP, on `iat` and `exp` alike. */
+const CLOCK_TOLERANCE = 60;
 const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
 
 function keySetOf(jwksUri: string) {
@@ -30,7 +34,19 @@ function logoutClaimsValid(claims: JWTPayload): boolean {
   const events = claims.events as Record<string, unknown> | undefined;
   if (typeof events !== 'object' || events === null || typeof events[LOGOUT_EVENT] !== 'object') return false;
   if (claims.nonce !== undefined) return false;
+  if (typeof claims.jti !== 'string' || claims.jti === '') return false;
   return typeof claims.sub === 'string' || typeof claims.sid === 'string';
+}
+
+/**
+ * Whether the token is used for the first time (§2.6: a `jti` seen before is refused). It is
+ * remembered until the last moment jwtVerify would still accept it: the earlier of its `exp` and
+ * `iat` + MAX_AGE, plus the clock tolerance.
+ */
+function firstUse(deps: AppContext, issuer: string, claims: JWTPayload, now: number): Promise<boolean> {
+  const acceptableUntil = Math.min(Number(claims.exp), Number(claims.iat) + MAX_AGE) + CLOCK_TOLERANCE;
+  const jtiHash = createHash('sha256').update(String(claims.jti)).digest('base64url');
+  return consumeLogoutToken(deps.db, issuer, jtiHash, acceptableUntil, now);
 }
 
 /**
@@ -55,9 +71,11 @@ export async function backchannelLogout(deps: AppContext, token: string, context
       algorithms: ASYMMETRIC,
       currentDate: new Date(deps.clock.now()),
       maxTokenAge: MAX_AGE,
-      clockTolerance: 60,
+      clockTolerance: CLOCK_TOLERANCE,
+      requiredClaims: ['iat', 'exp', 'jti'],
     });
     if (!logoutClaimsValid(payload)) return false;
+    if (!(await firstUse(deps, school.issuer, payload, now))) return false;
     const who = { subject: payload.sub, idpSession: typeof payload.sid === 'string' ? payload.sid : undefined };
     const ended = await revokeSessions(deps.db, { ssoIssuer: school.issuer, ...who }, 'sso_logout', now);
     await recordEvent(deps.db, deps.clock, context, { type: 'sso.logout', schoolId: school.school_key, detail: `${ended.length} sessions ended` });

@@ -4,6 +4,7 @@ import { bindEmailLink, findLinkByEmail, findLinkByIdentity } from '../../db/que
 import type { SsoSettingsRow } from '../../db/queries/sso-settings.js';
 import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
 import type { AppContext } from '../context.js';
+import { emailKey } from './email-address.js';
 import { PROFILES, type Claims } from './providers.js';
 import { allowlistOfRow } from './settings.js';
 
@@ -44,7 +45,7 @@ async function bindByEmail(
   context: RequestContext,
 ): Promise<string | { refusal: MatchRefusal }> {
   if (typeof claims.email !== 'string') return { refusal: 'not_linked' };
-  const email = claims.email.toLowerCase();
+  const email = emailKey(claims.email);
   const waiting = await findLinkByEmail(deps.db, settings.school_key, email);
   if (waiting === undefined) return { refusal: 'not_linked' };
   // Only the IdP's word that the address is the user's binds it: Clever, for one, leaves it unverified.

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { nowSeconds } from '../../runtime/clock.js';
 import { insertAdmin } from '../../db/queries/admins.js';
-import { deleteSsoLink, putSsoLink } from '../../db/queries/sso-links.js';
+import { revokeSessions } from '../../db/queries/session-ending.js';
+import { deleteSsoLink, findLinkOfAdmin, putSsoLink, type SsoLink } from '../../db/queries/sso-links.js';
 import { findSsoSettings } from '../../db/queries/sso-settings.js';
 import { inTransaction } from '../../db/database.js';
 import { UsageError } from '../../errors.js';
@@ -10,6 +11,7 @@ import type { AppContext } from '../context.js';
 import { MAX_USERNAME_LENGTH, requireAdmin, type AdminRef } from '../accounts/admins.js';
 import { canonicalKey } from '../accounts/identity.js';
 import { checkIdentifier, requireSchool } from '../accounts/schools.js';
+import { emailKey } from './email-address.js';
 
 /**
  * The password hash of an admin who signs in only through SSO: not a PHC string, so no password
@@ -24,7 +26,7 @@ type Deps = Pick<AppContext, 'db' | 'clock'>;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,253}$/;
 
 function emailOf(raw: string): string {
-  const email = raw.trim().toLowerCase();
+  const email = emailKey(raw.trim());
   if (!EMAIL.test(email)) throw new UsageError(`--email: ${JSON.stringify(raw)} is not an email address`);
   return email;
 }
@@ -35,10 +37,21 @@ async function requireSsoIssuer(deps: Deps, schoolKey: string, schoolId: string)
   return settings.issuer;
 }
 
+/** The sessions a bound identity signed in, ended with what took it away (same transaction). */
+async function endSessionsOf(trx: Deps['db'], link: SsoLink | undefined, reason: string, now: number): Promise<number | undefined> {
+  if (link === undefined || link.issuer === null || link.subject === null) return undefined;
+  return (await revokeSessions(trx, { ssoIssuer: link.issuer, subject: link.subject }, reason, now)).length;
+}
+
+function describeLink(link: Pick<SsoLink, 'email' | 'issuer' | 'subject'>): string {
+  return link.subject === null ? `email ${link.email ?? ''} (binds at first verified sign-in)` : `subject ${link.subject} at ${link.issuer ?? ''}`;
+}
+
 /**
  * Links an admin to an IdP identity: by email (bound to `(iss, sub)` at the first sign-in whose
  * ID token has that email verified) or by subject (bound now, to the school's issuer). Replaces a
- * previous link of the admin. Refused when the identity or email is another admin's.
+ * previous link of the admin, ending the sessions its identity signed in. Refused when the
+ * identity or email is another admin's.
  */
 export async function linkAdmin(deps: Deps, ref: AdminRef, target: LinkTarget): Promise<void> {
   const admin = await requireAdmin(deps, ref);
@@ -49,16 +62,27 @@ export async function linkAdmin(deps: Deps, ref: AdminRef, target: LinkTarget): 
       ? { email: emailOf(target.email), issuer: null, subject: null, linked_at: null }
       : { email: null, issuer, subject: target.subject, linked_at: now };
   if ('subject' in target && (target.subject === '' || target.subject.length > 255)) throw new UsageError('--subject: 1 to 255 characters');
-  const stored = await putSsoLink(deps.db, { admin_id: admin.id, school_key: admin.school_key, created_at: now, ...link });
-  if (!stored) throw new UsageError('that identity (or email) is already linked to another administrator: one identity, one admin');
-  const detail = 'email' in target ? `email ${link.email ?? ''} (binds at first verified sign-in)` : `subject ${target.subject} at ${issuer}`;
-  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, { type: 'sso.linked', ...aboutAdmin(admin), detail });
+  await inTransaction(deps.db, async (trx) => {
+    const previous = await findLinkOfAdmin(trx, admin.id);
+    const stored = await putSsoLink(trx, { admin_id: admin.id, school_key: admin.school_key, created_at: now, ...link });
+    if (!stored) throw new UsageError('that identity (or email) is already linked to another administrator: one identity, one admin');
+    const replaced = previous?.issuer === link.issuer && previous.subject === link.subject ? undefined : previous;
+    const ended = await endSessionsOf(trx, replaced, 'sso_unlinked', now);
+    const detail = describeLink(link) + (ended === undefined ? '' : `; ${ended} sessions ended`);
+    await recordEvent(trx, deps.clock, CLI_CONTEXT, { type: 'sso.linked', ...aboutAdmin(admin), detail });
+  });
 }
 
+/** Removes an admin's link and ends, in the same transaction, every session its identity signed in. */
 export async function unlinkAdmin(deps: Deps, ref: AdminRef): Promise<void> {
   const admin = await requireAdmin(deps, ref);
-  if (!(await deleteSsoLink(deps.db, admin.id))) throw new UsageError(`admin ${JSON.stringify(admin.username)} has no single sign-on link`);
-  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, { type: 'sso.unlinked', ...aboutAdmin(admin) });
+  const now = nowSeconds(deps.clock);
+  await inTransaction(deps.db, async (trx) => {
+    const removed = await deleteSsoLink(trx, admin.id);
+    if (removed === undefined) throw new UsageError(`admin ${JSON.stringify(admin.username)} has no single sign-on link`);
+    const ended = (await endSessionsOf(trx, removed, 'sso_unlinked', now)) ?? 0;
+    await recordEvent(trx, deps.clock, CLI_CONTEXT, { type: 'sso.unlinked', ...aboutAdmin(admin), detail: `${describeLink(removed)}; ${ended} sessions ended` });
+  });
 }
 
 /** Creates an admin without a password, who signs in only through the school's IdP. */

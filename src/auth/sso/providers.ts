@@ -1,3 +1,5 @@
+import { emailDomainOf, emailKey } from './email-address.js';
+
 /**
  * What each kind of identity provider needs to say which district may sign in, and how its ID
  * token says it (DESIGN.md §8). A new protocol (SAML) would add a profile with its own flow; the
@@ -29,10 +31,7 @@ interface Profile {
 }
 
 function emailDomain(claims: Claims): string | undefined {
-  const email = claims.email;
-  if (typeof email !== 'string') return undefined;
-  const at = email.lastIndexOf('@');
-  return at < 0 ? undefined : email.slice(at + 1).toLowerCase();
+  return typeof claims.email === 'string' ? emailDomainOf(claims.email) : undefined;
 }
 
 /** With --domains, the email's domain must be one of them; without, any email of the IdP. */
@@ -49,7 +48,7 @@ export const PROFILES: Readonly<Record<ProviderName, Profile>> = {
     issuer: () => 'https://accounts.google.com',
     scope: 'openid email profile',
     needs: ['domains'],
-    check: (claims, allowlist) => (typeof claims.hd === 'string' && allowlist.domains.includes(claims.hd.toLowerCase()) ? undefined : 'domain'),
+    check: (claims, allowlist) => (typeof claims.hd === 'string' && allowlist.domains.includes(emailKey(claims.hd)) ? undefined : 'domain'),
   },
   // Entra ID: the tenant's own issuer, and `tid` must be the tenant.
   microsoft: {

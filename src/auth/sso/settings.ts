@@ -1,4 +1,6 @@
 import { nowSeconds } from '../../runtime/clock.js';
+import { inTransaction } from '../../db/database.js';
+import { revokeSessions } from '../../db/queries/session-ending.js';
 import { isLoopbackUrlHost } from '../../config/sso.js';
 import { deleteSsoSettings, findSsoSettings, upsertSsoSettings, type SsoSettingsRow } from '../../db/queries/sso-settings.js';
 import { UsageError } from '../../errors.js';
@@ -62,7 +64,10 @@ function allowlistOf(provider: ProviderName, options: SsoOptions): Allowlist {
   return allowlist;
 }
 
-/** Sets (or replaces) a school's identity provider; the secret is sealed before it is stored. */
+/**
+ * Sets (or replaces) a school's identity provider; the secret is sealed before it is stored. The
+ * school's sessions signed in through any other issuer end in the same transaction.
+ */
 export async function setSso(deps: Pick<AppContext, 'db' | 'clock' | 'config'>, schoolId: string, options: SsoOptions): Promise<SsoSettingsRow> {
   const school = await requireSchool(deps.db, schoolId);
   const provider = providerOf(options.provider);
@@ -85,8 +90,13 @@ export async function setSso(deps: Pick<AppContext, 'db' | 'clock' | 'config'>, 
     trust_idp_mfa: options.trustIdpMfa === true ? 1 : 0,
     updated_at: nowSeconds(deps.clock),
   };
-  await upsertSsoSettings(deps.db, row);
-  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, { type: 'sso.configured', schoolId: school.key, detail: `${provider} ${issuer}` });
+  await inTransaction(deps.db, async (trx) => {
+    const previous = await findSsoSettings(trx, school.key);
+    await upsertSsoSettings(trx, row);
+    const ended = await revokeSessions(trx, { ssoOfSchool: school.key, exceptIssuer: issuer }, 'sso_replaced', row.updated_at);
+    const replaced = previous === undefined || previous.issuer === issuer ? '' : `; replaces ${previous.issuer}, ${ended.length} sessions ended`;
+    await recordEvent(trx, deps.clock, CLI_CONTEXT, { type: 'sso.configured', schoolId: school.key, detail: `${provider} ${issuer}${replaced}` });
+  });
   return row;
 }
 
@@ -109,10 +119,15 @@ export async function describeSso(deps: Pick<AppContext, 'db'>, schoolId: string
   };
 }
 
+/** Removes a school's identity provider and ends, in the same transaction, every session signed in through it. */
 export async function removeSso(deps: Pick<AppContext, 'db' | 'clock'>, schoolId: string): Promise<void> {
   const school = await requireSchool(deps.db, schoolId);
-  if (!(await deleteSsoSettings(deps.db, school.key))) throw new UsageError(`school ${JSON.stringify(school.school_id)} has no single sign-on`);
-  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, { type: 'sso.removed', schoolId: school.key });
+  await inTransaction(deps.db, async (trx) => {
+    const issuer = await deleteSsoSettings(trx, school.key);
+    if (issuer === undefined) throw new UsageError(`school ${JSON.stringify(school.school_id)} has no single sign-on`);
+    const ended = await revokeSessions(trx, { ssoOfSchool: school.key }, 'sso_removed', nowSeconds(deps.clock));
+    await recordEvent(trx, deps.clock, CLI_CONTEXT, { type: 'sso.removed', schoolId: school.key, detail: `${issuer}; ${ended.length} sessions ended` });
+  });
 }
 
 /** The allowlist of stored settings. */

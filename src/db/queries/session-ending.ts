@@ -5,15 +5,17 @@ import type { DatabaseSchema } from '../schema/index.js';
 /**
  * Which sessions a revocation ends: one (only if it is that admin's, when `adminId` is given), one
  * admin's (all but `exceptSessionId`, when given), one school's (only those at `acr`, when given),
- * the one a refresh token belongs to, or those signed in through the IdP `ssoIssuer` as
- * `subject` and/or in its session `idpSession` (back-channel logout).
+ * the one a refresh token belongs to, or those signed in through the IdP `ssoIssuer`: as
+ * `subject` and/or in its session `idpSession` (back-channel logout, unlink), or a school's
+ * signed in through an IdP it no longer has (`sso remove`, `sso set` with another issuer).
  */
 export type RevokeScope =
   | { sessionId: string; adminId?: string }
   | { adminId: string; exceptSessionId?: string }
   | { schoolKey: string; acr?: string }
   | { refreshTokenHash: string }
-  | { ssoIssuer: string; subject?: string; idpSession?: string };
+  | { ssoIssuer: string; subject?: string; idpSession?: string }
+  | { ssoOfSchool: string; exceptIssuer?: string };
 
 type SessionsEb = ExpressionBuilder<DatabaseSchema, 'sessions'>;
 
@@ -30,7 +32,15 @@ function inScope(eb: SessionsEb, scope: RevokeScope): Expression<SqlBool> {
     return scope.acr === undefined ? ofSchool : eb.and([ofSchool, eb('acr', '=', scope.acr)]);
   }
   if ('refreshTokenHash' in scope) return eb('id', '=', eb.selectFrom('refresh_tokens').select('session_id').where('token_hash', '=', scope.refreshTokenHash));
+  if ('ssoOfSchool' in scope) return federatedOfSchool(eb, scope);
   return federated(eb, scope);
+}
+
+/** A school's sessions signed in through an IdP: any, or any but `exceptIssuer`'s (the IdP it has now). */
+function federatedOfSchool(eb: SessionsEb, scope: { ssoOfSchool: string; exceptIssuer?: string }): Expression<SqlBool> {
+  const ofSchool = eb('admin_id', 'in', eb.selectFrom('admins').select('id').where('school_key', '=', scope.ssoOfSchool));
+  const issuer = scope.exceptIssuer === undefined ? eb('sso_issuer', 'is not', null) : eb('sso_issuer', '<>', scope.exceptIssuer);
+  return eb.and([ofSchool, issuer]);
 }
 
 /** Sessions of one IdP identity, of one IdP session, or (both named) of that identity in that session. */

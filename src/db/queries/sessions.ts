@@ -1,8 +1,9 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type SelectQueryBuilder, type Selectable } from 'kysely';
 import { dialectOf, inTransaction, type Db } from '../database.js';
 import { advanceCredentialEpoch } from './admins.js';
 import { revokeSessions } from './session-ending.js';
 import type { AdminsTable } from '../schema/admins.js';
+import type { DatabaseSchema } from '../schema/index.js';
 import type { SchoolsTable } from '../schema/schools.js';
 import type { SessionsTable } from '../schema/sessions.js';
 import { precompiled } from '../precompiled.js';
@@ -22,6 +23,18 @@ export type Session = Selectable<SessionsTable>;
 export type NewSession = Omit<Session, 'revoked_at' | 'revoke_reason' | 'revocation_seq' | 'sso_issuer' | 'sso_subject' | 'sso_session'> &
   Partial<Pick<Session, 'sso_issuer' | 'sso_subject' | 'sso_session'>>;
 
+/**
+ * A federated session starts only while its identity is linked to the admin and the school's IdP
+ * is still its issuer: the rows are joined (and on PostgreSQL share-locked), so an unlink, `sso
+ * remove` or `sso set` either commits first and this inserts nothing, or waits for this to commit
+ * and then ends the session it started.
+ */
+function whileIdentityLinked<Q extends SelectQueryBuilder<DatabaseSchema, 'admins' | 'schools', object>>(query: Q, issuer: string, subject: string): Q {
+  return query
+    .innerJoin('sso_links', (join) => join.onRef('sso_links.admin_id', '=', 'admins.id').on('sso_links.issuer', '=', issuer).on('sso_links.subject', '=', subject))
+    .innerJoin('sso_settings', (join) => join.onRef('sso_settings.school_key', '=', 'admins.school_key').on('sso_settings.issuer', '=', issuer)) as unknown as Q;
+}
+
 export function insertSession(db: Db, session: NewSession, tokenHash: string): Promise<boolean> {
   return inTransaction(db, async (trx) => {
     const inserted = await trx
@@ -31,6 +44,7 @@ export function insertSession(db: Db, session: NewSession, tokenHash: string): P
         let owner = eb
           .selectFrom('admins')
           .innerJoin('schools', 'schools.key', 'admins.school_key')
+          .$if(typeof session.sso_issuer === 'string', (query) => whileIdentityLinked(query, session.sso_issuer ?? '', session.sso_subject ?? ''))
           .select([
             eb.cast<string>(eb.val(session.id), 'text').as('id'),
             'admins.id as admin_id',

@@ -25,9 +25,9 @@ function isUniqueViolation(error: unknown): boolean {
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
-export async function deleteSsoLink(db: Db, adminId: string): Promise<boolean> {
-  const result = await db.deleteFrom('sso_links').where('admin_id', '=', adminId).executeTakeFirst();
-  return result.numDeletedRows > 0n;
+/** Deletes an admin's link in one statement and answers what it was, or undefined when there was none. */
+export function deleteSsoLink(db: Db, adminId: string): Promise<SsoLink | undefined> {
+  return db.deleteFrom('sso_links').where('admin_id', '=', adminId).returningAll().executeTakeFirst();
 }
 
 export function findLinkByIdentity(db: Db, issuer: string, subject: string): Promise<SsoLink | undefined> {

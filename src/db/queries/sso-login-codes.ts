@@ -35,12 +35,29 @@ export async function consumeState(db: Db, stateHash: string, expiresAt: number)
 }
 
 /**
+ * Records an accepted logout token's `jti` until `expiresAt`; false when that issuer's token was
+ * accepted before (the insert decides, on every instance). The issuer's rows past their expiry go
+ * in the same call, so the table holds only tokens that could still be accepted.
+ */
+export async function consumeLogoutToken(db: Db, issuer: string, jtiHash: string, expiresAt: number, now: number): Promise<boolean> {
+  await db.deleteFrom('sso_logout_tokens').where('issuer', '=', issuer).where('expires_at', '<', now).execute();
+  const result = await db
+    .insertInto('sso_logout_tokens')
+    .values({ issuer, jti_hash: jtiHash, expires_at: expiresAt })
+    .onConflict((conflict) => conflict.columns(['issuer', 'jti_hash']).doNothing())
+    .executeTakeFirst();
+  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+}
+
+/**
  * What no rule needs any more: used states past their expiry (an expired state is refused before
- * its digest is looked at), expired login codes, and callback-failure windows that have closed.
+ * its digest is looked at), expired login codes, logout tokens that could no longer be accepted,
+ * and callback-failure windows that have closed.
  */
 export async function pruneSsoRows(db: Db, now: number, failureWindow: number): Promise<number> {
   const states = await db.deleteFrom('sso_used_states').where('expires_at', '<=', now).executeTakeFirst();
   const codes = await db.deleteFrom('sso_login_codes').where('expires_at', '<=', now).executeTakeFirst();
+  const logoutTokens = await db.deleteFrom('sso_logout_tokens').where('expires_at', '<', now).executeTakeFirst();
   const failures = await db.deleteFrom('sso_callback_failures').where('window_start', '<=', now - failureWindow).executeTakeFirst();
-  return Number(states.numDeletedRows + codes.numDeletedRows + failures.numDeletedRows);
+  return Number(states.numDeletedRows + codes.numDeletedRows + logoutTokens.numDeletedRows + failures.numDeletedRows);
 }

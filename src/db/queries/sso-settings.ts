@@ -22,9 +22,10 @@ export async function upsertSsoSettings(db: Db, row: Insertable<SsoSettingsTable
     .execute();
 }
 
-export async function deleteSsoSettings(db: Db, schoolKey: string): Promise<boolean> {
-  const result = await db.deleteFrom('sso_settings').where('school_key', '=', schoolKey).executeTakeFirst();
-  return result.numDeletedRows > 0n;
+/** Deletes a school's settings in one statement and answers the issuer they named, or undefined. */
+export async function deleteSsoSettings(db: Db, schoolKey: string): Promise<string | undefined> {
+  const deleted = await db.deleteFrom('sso_settings').where('school_key', '=', schoolKey).returning('issuer').executeTakeFirst();
+  return deleted?.issuer;
 }
 
 /** True when the school's admins may not sign in with a password (one primary-key look-up). */

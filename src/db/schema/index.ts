@@ -16,6 +16,7 @@ import type { SigningKeysTable } from './signing-keys.js';
 import type { SsoCallbackFailuresTable } from './sso-callback-failures.js';
 import type { SsoLinksTable } from './sso-links.js';
 import type { SsoLoginCodesTable } from './sso-login-codes.js';
+import type { SsoLogoutTokensTable } from './sso-logout-tokens.js';
 import type { SsoSettingsTable } from './sso-settings.js';
 import type { SsoUsedStatesTable } from './sso-used-states.js';
 import type { ThrottleCountersTable } from './throttle-counters.js';
@@ -44,4 +45,5 @@ export interface DatabaseSchema {
   sso_login_codes: SsoLoginCodesTable;
   server_secrets: ServerSecretsTable;
   sso_callback_failures: SsoCallbackFailuresTable;
+  sso_logout_tokens: SsoLogoutTokensTable;
 }
