@@ -2,7 +2,8 @@
 // process on loopback. Its setup comes as JSON in argv[2]: { clients, users, idTokenTtl }.
 // It prints `listening <port>` once it answers. POST /__test/mode switches how it misbehaves,
 // for the tests of each check: { mode: 'normal' | 'hang' | 'error500' | 'wrong-issuer' |
-// 'huge-discovery' | 'huge-discovery-chunked' | 'huge-jwks' | 'huge-token' | 'huge-userinfo' },
+// 'huge-discovery' | 'huge-discovery-chunked' | 'huge-jwks' | 'huge-token' | 'huge-userinfo' |
+// 'userinfo-other-sub' },
 // { tamper: { claims?: {...}, alg?: 'none' | 'HS256', dropClaims?: [...], key?: 'foreign' | 'unknown-kid' } }.
 // With `userinfoClaims: true` in the setup it behaves as OpenID Connect Core §5.4 allows and
 // oidc-provider does by default: the claims of the `email` and `profile` scopes come only from
@@ -123,6 +124,7 @@ server.listen(port, '127.0.0.1', () => {
     }
     await next();
     padAnswer(ctx);
+    if (mode === 'userinfo-other-sub' && ctx.path === HUGE_PATHS['huge-userinfo'] && ctx.status === 200) ctx.body = { ...ctx.body, sub: 'someone-else' };
     if (mode === 'wrong-issuer' && ctx.path === '/.well-known/openid-configuration') ctx.body = { ...ctx.body, issuer: 'https://evil.example' };
     if (tamper !== undefined && ctx.path === '/token' && ctx.status === 200 && ctx.body?.id_token) {
       const client = (setup.clients ?? []).find((candidate) => candidate.client_id === ctx.oidc?.client?.clientId);

@@ -15,7 +15,7 @@ export interface IdpSetup {
 }
 
 export interface IdpMode {
-  readonly mode?: 'normal' | 'hang' | 'error500' | 'wrong-issuer' | 'huge-discovery' | 'huge-discovery-chunked' | 'huge-jwks' | 'huge-token' | 'huge-userinfo';
+  readonly mode?: 'normal' | 'hang' | 'error500' | 'wrong-issuer' | 'huge-discovery' | 'huge-discovery-chunked' | 'huge-jwks' | 'huge-token' | 'huge-userinfo' | 'userinfo-other-sub';
   readonly tamper?: {
     readonly claims?: Record<string, unknown>;
     readonly dropClaims?: readonly string[];

@@ -21,6 +21,8 @@ const TAMPERED: [string, IdpMode['tamper']][] = [
   ['iat in the future', { claims: { iat: now() + 600, exp: now() + 3600 } }],
   ['alg none', { alg: 'none' }],
   ['HMAC keyed with the client secret', { alg: 'HS256' }],
+  ['a signature by a key the IdP never published, under its kid', { key: 'foreign' }],
+  ['a signature by a key the IdP never published, under an unknown kid', { key: 'unknown-kid' }],
 ];
 
 describe.each(TEST_DIALECTS)('ID token checks (%s)', (dialect) => {

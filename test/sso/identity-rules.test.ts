@@ -12,10 +12,18 @@ const USERS = {
   consumer: { email: 'alice@district.example', email_verified: true },
   unverified: { email: 'alice@district.example', email_verified: false },
   newcomer: { email: 'alice@district.example', email_verified: true },
+  'no-email': { hd: 'district.example' },
 };
 
-describe.each(TEST_DIALECTS)('who may sign in (%s)', (dialect) => {
-  const suite = idpSuite({ clients: [idpClient()], users: USERS });
+// Where the IdP puts the e-mail claims: in the ID token, or (OpenID Connect Core §5.4, as
+// oidc-provider does by default) only in its UserInfo answer.
+const CASES = TEST_DIALECTS.flatMap((dialect) => [
+  [dialect, 'ID token'],
+  [dialect, 'UserInfo'],
+] as const);
+
+describe.each(CASES)('who may sign in (%s, e-mail in the %s)', (dialect, source) => {
+  const suite = idpSuite({ clients: [idpClient()], users: USERS, userinfoClaims: source === 'UserInfo' });
 
   async function outcome(login: string): Promise<string> {
     const callback = await reachCallback(suite.world, login);
@@ -58,6 +66,14 @@ describe.each(TEST_DIALECTS)('who may sign in (%s)', (dialect) => {
     expect(await lastFailure()).toBe('email_unverified');
     const link = await suite.world.services.db.selectFrom('sso_links').selectAll().executeTakeFirstOrThrow();
     expect(link.subject).toBeNull();
+  });
+
+  it('an identity without an e-mail address is refused as email_missing when a link waits for one', async () => {
+    await suite.open(dialect);
+    await useIdp(suite.world, suite.idp);
+    await linkedAdmin(suite.world, { email: 'alice@district.example' });
+    expect(await outcome('no-email')).toBe('access_denied');
+    expect(await lastFailure()).toBe('email_missing');
   });
 
   it('once bound, only (iss, sub) matches: a reassigned email takes nothing over', async () => {
@@ -110,5 +126,28 @@ describe.each(TEST_DIALECTS)('who may sign in (%s)', (dialect) => {
     await suite.open(dialect);
     await expect(linkedAdmin(suite.world, { email: 'alice@district.example' })).rejects.toThrow(/has no single sign-on/);
     await expect(linkAdmin(suite.world.services, { schoolId: SCHOOL, username: 'alice' }, { subject: 'x' })).rejects.toThrow(/has no single sign-on/);
+  });
+});
+
+describe.each(TEST_DIALECTS)('claims read from UserInfo (%s)', (dialect) => {
+  const suite = idpSuite({ clients: [idpClient()], users: USERS, userinfoClaims: true });
+
+  async function callbackError(login: string, mode: 'userinfo-other-sub' | 'huge-userinfo'): Promise<string | null | undefined> {
+    await suite.open(dialect);
+    await useIdp(suite.world, suite.idp);
+    await linkedAdmin(suite.world, { email: 'alice@district.example' });
+    const callback = await reachCallback(suite.world, login, { beforeCallback: () => suite.idp.setMode({ mode }) });
+    return callback.location?.searchParams.get('error');
+  }
+
+  it("are refused when UserInfo's sub is not the ID token's (OpenID Connect Core §5.3.2)", async () => {
+    expect(await callbackError('staff', 'userinfo-other-sub')).toBe('access_denied');
+    const failure = await suite.world.services.db.selectFrom('events').select('detail').where('type', '=', 'sso.failure').executeTakeFirstOrThrow();
+    expect(failure.detail).toMatch(/^id_token_rejected/);
+    expect(await suite.world.services.db.selectFrom('sso_links').select('subject').executeTakeFirstOrThrow()).toEqual({ subject: null });
+  });
+
+  it('are read up to a limit: a huge answer is temporarily_unavailable', async () => {
+    expect(await callbackError('staff', 'huge-userinfo')).toBe('temporarily_unavailable');
   });
 });

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { createRemoteJWKSet, customFetch, jwtVerify, type JWTPayload } from 'jose';
 import { nowSeconds } from '../../runtime/clock.js';
 import { revokeSessions } from '../../db/queries/session-ending.js';
 import { listSsoSettings } from '../../db/queries/sso-settings.js';
 import { consumeLogoutToken } from '../../db/queries/sso-login-codes.js';
 import { recordEvent, type RequestContext } from '../audit/events.js';
 import type { AppContext } from '../context.js';
+import { DOCUMENT_LIMIT, boundedFetch } from './bounded-fetch.js';
 import { ASYMMETRIC, IDP_TIMEOUT_SECONDS, discoveredMetadata, issuerUsable } from './relying-party.js';
 
 const LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
@@ -17,7 +18,7 @@ const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
 
 function keySetOf(jwksUri: string) {
   let keys = keySets.get(jwksUri);
-  if (keys === undefined) keySets.set(jwksUri, (keys = createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: IDP_TIMEOUT_SECONDS * 1000 })));
+  if (keys === undefined) keySets.set(jwksUri, (keys = createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: IDP_TIMEOUT_SECONDS * 1000, [customFetch]: boundedFetch(DOCUMENT_LIMIT) })));
   return keys;
 }
 

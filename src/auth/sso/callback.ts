@@ -10,7 +10,9 @@ import { matchIdentity } from './identity-match.js';
 import { issueLoginCode } from './login-code.js';
 import { idpReportsMfa, type Claims } from './providers.js';
 import { ACCESS_DENIED, UNAVAILABLE, callbackUrl, frontEndRedirect } from './redirects.js';
+import { IdpAnswerTooLargeError } from './bounded-fetch.js';
 import { IdpUnavailableError, forgetDiscovery, relyingParty } from './relying-party.js';
+import { withEmailClaims } from './userinfo-claims.js';
 import { STATE_LIFETIME, hashState, openState, type SsoState } from './state.js';
 
 /** Failed callbacks one client IP may cause per window before it gets 429s. */
@@ -82,17 +84,20 @@ async function verifiedClaims(deps: AppContext, settings: Parameters<typeof rely
       expectedNonce: state.nonce,
       idTokenExpected: true,
     });
-    done();
     const claims = tokens.claims();
     if (claims === undefined) return 'id_token_missing';
-    return issuedJustNow(claims.iat, nowSeconds(deps.clock)) ? claims : 'iat';
+    if (!issuedJustNow(claims.iat, nowSeconds(deps.clock))) return 'iat';
+    const matched = await withEmailClaims(config, tokens.access_token, claims);
+    done();
+    return matched;
   } catch (error) {
     return refusalOf(deps, settings.issuer, error);
   }
 }
 
-/** A time-out, a network failure or a 5xx: the IdP's trouble, not a verdict on the user. */
+/** A time-out, a network failure, a 5xx or an answer over its byte limit: the IdP's trouble, not a verdict on the user. */
 function isIdpFailure(error: unknown): boolean {
+  if (error instanceof IdpAnswerTooLargeError) return true;
   if (error instanceof Response) return error.status >= 500;
   if (error instanceof oidc.ResponseBodyError) return error.status >= 500;
   if (!(error instanceof Error)) return false;
@@ -112,7 +117,9 @@ function issuedJustNow(iat: number, now: number): boolean {
 function refusalOf(deps: AppContext, issuer: string, error: unknown): string {
   if (error instanceof oidc.AuthorizationResponseError) return `idp_error ${error.error}`;
   const unavailable = error instanceof IdpUnavailableError || isIdpFailure(error) || isIdpFailure((error as { cause?: unknown }).cause);
-  deps.logger.warn({ issuer, err: { name: (error as Error).name, code: (error as { code?: unknown }).code } }, 'sso: callback refused');
+  const cause = (error as { cause?: unknown }).cause;
+  const tooLarge = [error, cause].find((candidate) => candidate instanceof IdpAnswerTooLargeError);
+  deps.logger.warn({ issuer, err: { name: (error as Error).name, code: (error as { code?: unknown }).code, message: tooLarge?.message } }, 'sso: callback refused');
   const code = (error as { code?: unknown }).code;
   if (!unavailable) return `id_token_rejected ${typeof code === 'string' ? code : (error as Error).name}`;
   forgetDiscovery(deps, issuer);

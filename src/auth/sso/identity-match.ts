@@ -44,7 +44,8 @@ async function bindByEmail(
   identity: { issuer: string; subject: string },
   context: RequestContext,
 ): Promise<string | { refusal: MatchRefusal }> {
-  if (typeof claims.email !== 'string') return { refusal: 'not_linked' };
+  // Neither the ID token nor UserInfo named an address: nothing an email link could bind.
+  if (typeof claims.email !== 'string') return { refusal: 'email_missing' };
   const email = emailKey(claims.email);
   const waiting = await findLinkByEmail(deps.db, settings.school_key, email);
   if (waiting === undefined) return { refusal: 'not_linked' };

@@ -2,6 +2,7 @@ import * as oidc from 'openid-client';
 import { isLoopbackUrlHost } from '../../config/sso.js';
 import type { SsoSettingsRow } from '../../db/queries/sso-settings.js';
 import type { AppContext } from '../context.js';
+import { DOCUMENT_LIMIT, TOKEN_ANSWER_LIMIT, boundedFetch } from './bounded-fetch.js';
 import { openClientSecret } from './client-secret.js';
 
 /** Seconds every call to an IdP may take: past it, the sign-in answers `temporarily_unavailable`. */
@@ -46,7 +47,7 @@ async function discover(deps: Deps, issuer: string): Promise<Discovered> {
   const execute = insecureAllowed(deps, issuer) ? [oidc.allowInsecureRequests] : [];
   // discovery() checks that the document's `issuer` is exactly the one asked for (mix-up defence).
   const config = await oidc
-    .discovery(new URL(issuer), 'discovery', undefined, oidc.None(), { execute, timeout: IDP_TIMEOUT_SECONDS })
+    .discovery(new URL(issuer), 'discovery', undefined, oidc.None(), { execute, timeout: IDP_TIMEOUT_SECONDS, [oidc.customFetch]: boundedFetch(DOCUMENT_LIMIT) })
     .catch((error: unknown) => {
       throw new IdpUnavailableError(error);
     });
@@ -65,10 +66,19 @@ function clientAuth(server: oidc.ServerMetadata, secret: string): oidc.ClientAut
   return methods.includes('client_secret_basic') ? oidc.ClientSecretBasic(secret) : oidc.ClientSecretPost(secret);
 }
 
+/** The key set may be as large as a discovery document; token and UserInfo answers are smaller. */
+function idpFetch(server: oidc.ServerMetadata) {
+  const documents = boundedFetch(DOCUMENT_LIMIT);
+  const answers = boundedFetch(TOKEN_ANSWER_LIMIT);
+  return (url: string, options: RequestInit) => (url === server.jwks_uri ? documents(url, options) : answers(url, options));
+}
+
 /**
  * The relying party of one school: openid-client configured with the school's client, the IdP's
  * cached discovery and keys (openid-client fetches the JWKS again when an unknown `kid` shows up,
- * so the IdP's key rotation is followed), a time-out on every call, and the injected clock.
+ * so the IdP's key rotation is followed), a time-out and a byte limit on every call, and the
+ * injected clock. The ID token's signature is verified with the IdP's published keys
+ * (enableNonRepudiationChecks): without it openid-client trusts the token endpoint's TLS alone.
  */
 export async function relyingParty(deps: Deps, settings: SsoSettingsRow): Promise<{ config: oidc.Configuration; done: () => void }> {
   const discovered = await discover(deps, settings.issuer);
@@ -76,6 +86,8 @@ export async function relyingParty(deps: Deps, settings: SsoSettingsRow): Promis
   const metadata = { client_secret: secret, id_token_signed_response_alg: idTokenAlg(discovered.server), [oidc.clockSkew]: clockSkew(deps) };
   const config = new oidc.Configuration(discovered.server, settings.client_id, metadata, clientAuth(discovered.server, secret));
   config.timeout = IDP_TIMEOUT_SECONDS;
+  config[oidc.customFetch] = idpFetch(discovered.server);
+  oidc.enableNonRepudiationChecks(config);
   if (insecureAllowed(deps, settings.issuer)) oidc.allowInsecureRequests(config);
   if (discovered.jwks !== undefined) oidc.setJwksCache(config, discovered.jwks);
   return {
