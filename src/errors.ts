@@ -80,9 +80,10 @@ export class UsageError extends Error {
 
 /**
  * The command line's exit codes (docs/operations.md). 1 and 2 were documented first and keep
- * their meaning; 3 and 4 tell a supervisor that the storage, not the command, is at fault.
+ * their meaning; 3, 4 and 5 tell a supervisor that the storage, not the command, is at fault;
+ * 5 (a newer release migrated the database) no restart of this release can mend.
  */
-export const EXIT_CODES = { refused: 1, invocation: 2, dataDir: 3, databaseUnreachable: 4, internal: 70 } as const;
+export const EXIT_CODES = { refused: 1, invocation: 2, dataDir: 3, databaseUnreachable: 4, databaseNewer: 5, internal: 70 } as const;
 
 /** The service cannot open its storage: a one-line message naming the setting, and its exit code. */
 export class StartupError extends Error {

@@ -9,7 +9,7 @@ import { exitOnSignals } from './runtime/shutdown.js';
 import { holdTickObjectShape } from './runtime/tick-object-shape.js';
 import { connect } from './db/connect.js';
 import { describeDatabase } from './db/database-target.js';
-import { PACKAGE_VERSION } from './http/plugins/docs-branding.js';
+import { PACKAGE_VERSION } from './package-version.js';
 import { startSealer } from './auth/audit/sealer-loop.js';
 
 interface Listener {

@@ -12,7 +12,7 @@ import { connect } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { checkReachable } from '../db/open-problem.js';
 import { EXIT_CODES, StartupError, UsageError } from '../errors.js';
-import { PACKAGE_VERSION } from '../http/plugins/docs-branding.js';
+import { PACKAGE_VERSION } from '../package-version.js';
 import { serve } from '../server.js';
 import { registerAdminCommands } from './commands/admins.js';
 import { registerBackupCommand } from './commands/backup.js';

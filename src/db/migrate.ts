@@ -1,5 +1,8 @@
 import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
+import { PACKAGE_VERSION } from '../package-version.js';
 import { dialectOf, type Database } from './database.js';
+import { recordingVersions } from './migration-versions.js';
+import { refuseNewerDatabase } from './newer-database.js';
 import { initial } from './migrations/001-initial.js';
 import { loginThrottling } from './migrations/002-login-throttling.js';
 import { throttleBlockedUntil } from './migrations/003-throttle-blocked-until.js';
@@ -43,11 +46,12 @@ export const LATEST_MIGRATION = Object.keys(migrations).at(-1) ?? '';
  * database) and skip creating its own.
  */
 async function migratorFor(database: Database): Promise<Migrator> {
-  if (dialectOf(database.db) !== 'postgres') return new Migrator({ db: database.db, provider });
+  const options = { db: database.db, provider: recordingVersions(provider, PACKAGE_VERSION) };
+  if (dialectOf(database.db) !== 'postgres') return new Migrator(options);
   const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db);
   const schema = rows[0]?.schema;
   if (schema === undefined) throw new Error('PostgreSQL reports no current schema: check search_path');
-  return new Migrator({ db: database.db, provider, migrationTableSchema: schema });
+  return new Migrator({ ...options, migrationTableSchema: schema });
 }
 
 /**
@@ -55,6 +59,7 @@ async function migratorFor(database: Database): Promise<Migrator> {
  * several instances start at once exactly one applies them and the others wait.
  */
 export async function migrateToLatest(database: Database): Promise<string[]> {
+  await refuseNewerDatabase(database, LATEST_MIGRATION);
   const migrator = await migratorFor(database);
   const { error, results } = await retryingSchemaRace(() => database.withMigrationLock(() => migrator.migrateToLatest()));
   if (error !== undefined) throw error instanceof Error ? error : new Error('migration failed', { cause: error });

@@ -1,8 +1,3 @@
-import { readFileSync } from 'node:fs';
-
-/** The package's version (package.json beside src/ and dist/), so the OpenAPI document says which release answers. */
-export const PACKAGE_VERSION: string = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-
 /** The top bar of /docs: our name on Swagger UI's dark bar, instead of the framework's logo. */
 export const DOCS_LOGO_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="220" height="40" viewBox="0 0 220 40" role="img" aria-label="school-auth">
   <path d="M20 3 L35 9 V19 C35 28 28.5 34.5 20 37 C11.5 34.5 5 28 5 19 V9 Z" fill="#2f7d5b"/>

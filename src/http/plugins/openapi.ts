@@ -1,7 +1,8 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { DOCS_FAVICON_SVG, DOCS_LOGO_SVG, PACKAGE_VERSION } from './docs-branding.js';
+import { PACKAGE_VERSION } from '../../package-version.js';
+import { DOCS_FAVICON_SVG, DOCS_LOGO_SVG } from './docs-branding.js';
 import { OPENAPI_TAGS } from './docs-tags.js';
 
 /**
