@@ -55,6 +55,21 @@ describe.each(TEST_DIALECTS)('an IdP that is down, slow or wrong (%s)', (dialect
     expectUnavailable(answer.headers.location);
   });
 
+  it('start: an IdP that went down after its discovery was cached is noticed within a minute of its last answer', async () => {
+    await setUp();
+    expect(new URL(String((await start()).headers.location)).origin).toBe(suite.idp.issuer);
+    await suite.idp.setMode({ mode: 'error500' });
+    // Within the minute the cached document is trusted: the browser goes to the IdP.
+    suite.world.clock.advance(30);
+    expect(new URL(String((await start()).headers.location)).origin).toBe(suite.idp.issuer);
+    // Past it, the discovery is fetched again before redirecting, and its failure is said.
+    suite.world.clock.advance(31);
+    const answer = await start();
+    expectUnavailable(answer.headers.location);
+    await suite.idp.setMode({ mode: 'normal' });
+    expect(new URL(String((await start()).headers.location)).origin).toBe(suite.idp.issuer);
+  });
+
   it('start: an IdP nobody listens for', async () => {
     await suite.open(dialect);
     await useIdp(suite.world, { issuer: `http://127.0.0.1:${await freePort()}` } as TestIdp);

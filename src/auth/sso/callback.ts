@@ -11,7 +11,8 @@ import { issueLoginCode } from './login-code.js';
 import { idpReportsMfa, type Claims } from './providers.js';
 import { ACCESS_DENIED, UNAVAILABLE, callbackUrl, frontEndRedirect } from './redirects.js';
 import { IdpAnswerTooLargeError } from './bounded-fetch.js';
-import { IdpUnavailableError, forgetDiscovery, relyingParty } from './relying-party.js';
+import { IdpUnavailableError, forgetDiscovery } from './discovery-cache.js';
+import { relyingParty } from './relying-party.js';
 import { withEmailClaims } from './userinfo-claims.js';
 import { STATE_LIFETIME, hashState, openState, type SsoState } from './state.js';
 

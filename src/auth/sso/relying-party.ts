@@ -3,31 +3,15 @@ import { isLoopbackUrlHost } from '../../config/sso.js';
 import type { SsoSettingsRow } from '../../db/queries/sso-settings.js';
 import type { AppContext } from '../context.js';
 import { DOCUMENT_LIMIT, TOKEN_ANSWER_LIMIT, boundedFetch } from './bounded-fetch.js';
+import { CONFIRMED_UP_MS, discover } from './discovery-cache.js';
 import { openClientSecret } from './client-secret.js';
 
 /** Seconds every call to an IdP may take: past it, the sign-in answers `temporarily_unavailable`. */
 export const IDP_TIMEOUT_SECONDS = 5;
-/** How long a discovery document is reused before it is fetched again. */
-const DISCOVERY_TTL_MS = 3_600_000;
 /** Signature algorithms an ID token may use: asymmetric only, so neither `none` nor an HMAC keyed with the client secret passes. */
 export const ASYMMETRIC = ['RS256', 'PS256', 'ES256', 'EdDSA', 'RS384', 'RS512', 'PS384', 'PS512', 'ES384', 'ES512'];
 
-/** The IdP could not be reached or answered nonsense: not the user's fault, and never a 500. */
-export class IdpUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super('identity provider unavailable', { cause });
-    this.name = 'IdpUnavailableError';
-  }
-}
-
-interface Discovered {
-  readonly server: oidc.ServerMetadata;
-  readonly fetchedAt: number;
-  jwks: oidc.ExportedJWKSCache | undefined;
-}
-
 type Deps = Pick<AppContext, 'db' | 'config' | 'clock'>;
-const discoveries = new WeakMap<object, Map<string, Discovered>>();
 
 function insecureAllowed(deps: Deps, issuer: string): boolean {
   const url = new URL(issuer);
@@ -39,21 +23,8 @@ function clockSkew(deps: Deps): number {
   return Math.round((deps.clock.now() - Date.now()) / 1000);
 }
 
-async function discover(deps: Deps, issuer: string): Promise<Discovered> {
-  let cache = discoveries.get(deps.db);
-  if (cache === undefined) discoveries.set(deps.db, (cache = new Map<string, Discovered>()));
-  const cached = cache.get(issuer);
-  if (cached !== undefined && Date.now() - cached.fetchedAt < DISCOVERY_TTL_MS) return cached;
-  const execute = insecureAllowed(deps, issuer) ? [oidc.allowInsecureRequests] : [];
-  // discovery() checks that the document's `issuer` is exactly the one asked for (mix-up defence).
-  const config = await oidc
-    .discovery(new URL(issuer), 'discovery', undefined, oidc.None(), { execute, timeout: IDP_TIMEOUT_SECONDS, [oidc.customFetch]: boundedFetch(DOCUMENT_LIMIT) })
-    .catch((error: unknown) => {
-      throw new IdpUnavailableError(error);
-    });
-  const discovered = { server: config.serverMetadata(), fetchedAt: Date.now(), jwks: undefined };
-  cache.set(issuer, discovered);
-  return discovered;
+function discoveredFor(deps: Deps, issuer: string, maxAgeMs?: number) {
+  return discover(deps, issuer, { insecure: insecureAllowed(deps, issuer), timeout: IDP_TIMEOUT_SECONDS, maxAgeMs });
 }
 
 function idTokenAlg(server: oidc.ServerMetadata): string {
@@ -80,8 +51,8 @@ function idpFetch(server: oidc.ServerMetadata) {
  * injected clock. The ID token's signature is verified with the IdP's published keys
  * (enableNonRepudiationChecks): without it openid-client trusts the token endpoint's TLS alone.
  */
-export async function relyingParty(deps: Deps, settings: SsoSettingsRow): Promise<{ config: oidc.Configuration; done: () => void }> {
-  const discovered = await discover(deps, settings.issuer);
+export async function relyingParty(deps: Deps, settings: SsoSettingsRow, options: { confirmUp?: boolean } = {}): Promise<{ config: oidc.Configuration; done: () => void }> {
+  const discovered = await discoveredFor(deps, settings.issuer, options.confirmUp === true ? CONFIRMED_UP_MS : undefined);
   const secret = openClientSecret(settings.client_secret, settings.school_key, deps.config.keyEncryption);
   const metadata = { client_secret: secret, id_token_signed_response_alg: idTokenAlg(discovered.server), [oidc.clockSkew]: clockSkew(deps) };
   const config = new oidc.Configuration(discovered.server, settings.client_id, metadata, clientAuth(discovered.server, secret));
@@ -100,15 +71,10 @@ export async function relyingParty(deps: Deps, settings: SsoSettingsRow): Promis
 
 /** The IdP's discovered metadata (cached as for sign-ins), for what openid-client does not cover. */
 export async function discoveredMetadata(deps: Deps, issuer: string): Promise<oidc.ServerMetadata> {
-  return (await discover(deps, issuer)).server;
+  return (await discoveredFor(deps, issuer)).server;
 }
 
 /** Whether an issuer can be used at all: https, or http on loopback with SSO_ALLOW_HTTP_LOOPBACK=on. */
 export function issuerUsable(deps: Deps, issuer: string): boolean {
   return issuer.startsWith('https://') || insecureAllowed(deps, issuer);
-}
-
-/** Forgets a discovery that led to a failure, so the next sign-in fetches it again. */
-export function forgetDiscovery(deps: Deps, issuer: string): void {
-  discoveries.get(deps.db)?.delete(issuer);
 }

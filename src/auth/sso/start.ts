@@ -5,7 +5,8 @@ import { AppError } from '../../errors.js';
 import type { AppContext } from '../context.js';
 import { canonicalKey } from '../accounts/identity.js';
 import { PROFILES } from './providers.js';
-import { IdpUnavailableError, issuerUsable, relyingParty } from './relying-party.js';
+import { IdpUnavailableError } from './discovery-cache.js';
+import { issuerUsable, relyingParty } from './relying-party.js';
 import { STATE_LIFETIME, sealState } from './state.js';
 import { UNAVAILABLE, callbackUrl, frontEndRedirect } from './redirects.js';
 
@@ -21,7 +22,8 @@ export interface StartRequest {
 /**
  * Begins a sign-in at the school's IdP and returns where to send the browser. Writes nothing:
  * the nonce, our PKCE verifier, the front end's challenge and where to return travel sealed in
- * `state`. The redirect_uri is checked first, as an exact string, so nothing else can turn this
+ * `state`. The IdP's discovery document is fetched again when it last answered over a minute ago,
+ * so a browser is not sent to an IdP known to be down. The redirect_uri is checked first, as an exact string, so nothing else can turn this
  * endpoint into an open redirect; then the rest, so a bad request says nothing about schools.
  */
 export async function startSso(deps: AppContext, request: StartRequest): Promise<string> {
@@ -34,7 +36,7 @@ export async function startSso(deps: AppContext, request: StartRequest): Promise
   if (settings === undefined) throw new AppError('SSO_NOT_SET_UP');
   try {
     if (!issuerUsable(deps, settings.issuer)) throw new IdpUnavailableError(new Error(`issuer ${settings.issuer} is not https`));
-    const { config } = await relyingParty(deps, settings);
+    const { config } = await relyingParty(deps, settings, { confirmUp: true });
     const nonce = oidc.randomNonce();
     const verifier = oidc.randomPKCECodeVerifier();
     const expiresAt = nowSeconds(deps.clock) + STATE_LIFETIME;
