@@ -58,11 +58,13 @@ export async function buildApp(deps: AppContext): Promise<FastifyInstance> {
   app.setValidatorCompiler(fastapiValidatorCompiler);
   app.setSerializerCompiler(responseSerializerCompiler);
   registerBodyParser(app);
-  registerErrorHandler(app, deps.sealedSecrets);
+  registerErrorHandler(app, deps);
   registerNotFound(app);
   // Metrics first, since only the routes registered after them are observed. GET /metrics is on
   // the management listener (buildManagementApp), never on this public app.
-  const metrics = deps.config.metricsEnabled ? registerMetrics(app, { database: deps.database, hashQueue: deps.hasher.queue }) : undefined;
+  const metrics = deps.config.metricsEnabled
+    ? registerMetrics(app, { database: deps.database, hashQueue: deps.hasher.queue, databaseOutage: deps.databaseOutage })
+    : undefined;
   registerRequestLifecycle(app, metrics?.observeUnmatched);
   await registerCors(app, deps.config.corsOrigins);
   await registerOpenApi(app, { docs: deps.config.docsEnabled });

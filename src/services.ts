@@ -12,6 +12,7 @@ import { SigningKeys } from './auth/keys/signing-keys.js';
 import { connect } from './db/connect.js';
 import type { Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { DatabaseOutageWatch } from './db/outage-watch.js';
 import { checkReachable } from './db/open-problem.js';
 import { requireMigrated } from './db/require-migrated.js';
 import type { Logger } from './runtime/logger.js';
@@ -51,15 +52,17 @@ export async function openServices(config: Config, options: OpenOptions = {}): P
     // The server verifies logins: its dummy hash costs what most stored hashes cost.
     if (prepare === 'server') await hasher.matchDummyTo(await commonStoredHashParams(database.db));
     const logger = options.logger ?? pino({ level: 'silent' });
-    return { database, db: database.db, config, clock, hasher, keys, sealedSecrets: new SealedSecretWatch(), logger };
+    const databaseOutage = new DatabaseOutageWatch({ database, clock, logger });
+    return { database, db: database.db, config, clock, hasher, keys, sealedSecrets: new SealedSecretWatch(), databaseOutage, logger };
   } catch (error) {
     await database.close();
     throw error;
   }
 }
 
-/** Stops the hashing threads and closes the database. */
-export async function closeServices(context: Pick<AppContext, 'hasher' | 'database'>): Promise<void> {
+/** Stops the hashing threads and the outage probe, and closes the database. */
+export async function closeServices(context: Pick<AppContext, 'hasher' | 'database' | 'databaseOutage'>): Promise<void> {
+  context.databaseOutage.stop();
   await context.hasher.close();
   await context.database.close();
 }

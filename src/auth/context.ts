@@ -4,6 +4,7 @@ import type { PasswordHasher } from './passwords/passwords.js';
 import type { SealedSecretWatch } from './keys/sealed-secret-watch.js';
 import type { SigningKeys } from './keys/signing-keys.js';
 import type { Database, Db } from '../db/database.js';
+import type { DatabaseOutageWatch } from '../db/outage-watch.js';
 import type { Logger } from '../runtime/logger.js';
 
 /**
@@ -20,5 +21,7 @@ export interface AppContext {
   readonly keys: SigningKeys;
   /** Set once a sealed secret did not open with this instance's key file: 503 and not ready. */
   readonly sealedSecrets: SealedSecretWatch;
+  /** Whether requests are being refused because the database is unavailable; logs each outage once. */
+  readonly databaseOutage: DatabaseOutageWatch;
   readonly logger: Logger;
 }

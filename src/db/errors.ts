@@ -17,3 +17,16 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     error.message,
   );
 }
+
+/**
+ * Why the database is unavailable, in one line for the log: the error's message and its code,
+ * never its stack (an outage is expected, not a bug). Node reports each address tried inside an
+ * AggregateError whose own message may be empty.
+ */
+export function outageReason(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const { code, errors } = error as { code?: unknown; errors?: unknown };
+  const first = Array.isArray(errors) && errors[0] instanceof Error ? errors[0].message : '';
+  const text = (error.message || first || error.name).split('\n', 1)[0]!;
+  return typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
+}

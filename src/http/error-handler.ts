@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../auth/context.js';
 import { KeyEncryptionError } from '../auth/keys/key-encryption.js';
-import type { SealedSecretWatch } from '../auth/keys/sealed-secret-watch.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { AppError, catalogue } from '../errors.js';
 import { keepOpenToDrain } from './body/oversized-body.js';
@@ -19,25 +19,27 @@ function classify(error: FastifyError): AppError | undefined {
 /**
  * The one place that decides what a client may see: catalogue errors and validation items go
  * out as they are; a sealed secret this instance cannot open is a configuration to fix, not a
- * bug: 503, reported once to `sealedSecrets`; anything else is a bug, logged with its cause and
- * answered with a bare 500.
+ * bug: 503, reported once to `sealedSecrets`; a database outage is expected, not a bug: 503,
+ * reported to `databaseOutage`, which logs its beginning and end rather than each request;
+ * anything else is a bug, logged with its cause and answered with a bare 500.
  */
-export function registerErrorHandler(app: FastifyInstance, sealedSecrets: SealedSecretWatch): void {
+export function registerErrorHandler(app: FastifyInstance, watches: Pick<AppContext, 'sealedSecrets' | 'databaseOutage'>): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof ValidationFailure) return reply.code(422).type('application/json; charset=utf-8').send(error.body);
     if (error instanceof KeyEncryptionError) {
-      sealedSecrets.report(error, request.log);
+      watches.sealedSecrets.report(error, request.log);
       const unavailable = new AppError('UNAVAILABLE');
       return reply.code(unavailable.status).headers(unavailable.headers).send({ detail: unavailable.detail });
     }
     const known = error instanceof AppError ? error : classify(error);
-    if (known !== undefined) {
-      if (known.status >= 500) request.log.warn({ err: known.cause ?? known }, 'request refused: service unavailable');
-      if (known.code === 'BODY_TOO_LARGE') keepOpenToDrain(request, reply);
-      return reply.code(known.status).headers(known.headers).send({ detail: known.detail });
+    if (known === undefined) {
+      request.log.error({ err: error }, 'unhandled error');
+      return reply.code(500).send({ detail: catalogue.INTERNAL.detail });
     }
-    request.log.error({ err: error }, 'unhandled error');
-    return reply.code(500).send({ detail: catalogue.INTERNAL.detail });
+    if (known.code === 'UNAVAILABLE' && isDatabaseUnavailable(known.cause)) watches.databaseOutage.refused(known.cause);
+    else if (known.status >= 500) request.log.warn({ err: known.cause ?? known }, 'request refused: service unavailable');
+    if (known.code === 'BODY_TOO_LARGE') keepOpenToDrain(request, reply);
+    return reply.code(known.status).headers(known.headers).send({ detail: known.detail });
   });
 }
 

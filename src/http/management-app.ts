@@ -16,7 +16,7 @@ export async function buildManagementApp(deps: AppContext, publicApp: FastifyIns
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
-  registerErrorHandler(app, deps.sealedSecrets);
+  registerErrorHandler(app, deps);
   registerNotFound(app);
   registerHealthRoutes(app, deps);
   metricsOf(publicApp)?.addRoute(app);

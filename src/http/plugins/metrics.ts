@@ -1,8 +1,7 @@
 import type { FastifyInstance, onResponseHookHandler } from 'fastify';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { WorkQueue } from '../../auth/passwords/work-queue.js';
-import type { Database } from '../../db/database.js';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ResponseObserver } from '../request-lifecycle.js';
+import { registerStateGauges, type GaugeSources } from './state-gauges.js';
 
 type Outcome = 'success' | 'refused' | 'throttled' | 'invalid_body' | 'error' | 'second_factor_required' | 'locked';
 
@@ -49,7 +48,7 @@ export function metricsOf(app: FastifyInstance): Metrics | undefined {
  * Prometheus metrics on their own registry, so each app (and each test) has its own. Every route
  * registered after this observes its own answers.
  */
-export function registerMetrics(app: FastifyInstance, sources: { database: Database; hashQueue: WorkQueue }): Metrics {
+export function registerMetrics(app: FastifyInstance, sources: GaugeSources): Metrics {
   const registry = new Registry();
   registry.setDefaultLabels({ service: 'school-auth' });
   collectDefaultMetrics({ register: registry });
@@ -81,34 +80,7 @@ export function registerMetrics(app: FastifyInstance, sources: { database: Datab
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
-  new Gauge({
-    name: 'school_auth_password_hash_queue_depth',
-    help: 'Password hashes waiting for a worker',
-    registers: [registry],
-    collect() {
-      this.set(sources.hashQueue.depth);
-    },
-  });
-  new Gauge({
-    name: 'school_auth_password_hash_active',
-    help: 'Password hashes being computed',
-    registers: [registry],
-    collect() {
-      this.set(sources.hashQueue.active);
-    },
-  });
-  new Gauge({
-    name: 'school_auth_db_pool_connections',
-    help: 'Database connections by state',
-    labelNames: ['state'],
-    registers: [registry],
-    collect() {
-      const stats = sources.database.poolStats();
-      this.set({ state: 'total' }, stats.total);
-      this.set({ state: 'idle' }, stats.idle);
-      this.set({ state: 'waiting' }, stats.waiting);
-    },
-  });
+  registerStateGauges(registry, sources);
 
   const observerFor = (route: string): ResponseObserver => {
     const outcomes = counted[route];
