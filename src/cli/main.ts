@@ -8,11 +8,13 @@
 //   load for no measurable throughput (bench/README.md has the figures for both).
 import { CommanderError } from 'commander';
 import { ConfigError, loadConfig, loadDotEnv } from '../config/config.js';
+import { loadConfigWithNotices } from '../config/setting-notices.js';
 import { connect } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { checkReachable } from '../db/open-problem.js';
 import { EXIT_CODES, StartupError, UsageError } from '../errors.js';
 import { PACKAGE_VERSION } from '../package-version.js';
+import { createLogger } from '../runtime/logger.js';
 import { serve } from '../server.js';
 import { registerAdminCommands } from './commands/admins.js';
 import { registerBackupCommand } from './commands/backup.js';
@@ -40,8 +42,10 @@ program
   .command('serve')
   .description('start the HTTP service (SQLite under DATA_DIR, or DATABASE_URL)')
   .action(async () => {
-    loadDotEnv();
-    await serve(loadConfig());
+    const { config, notices } = loadConfigWithNotices();
+    const logger = createLogger(config.logLevel);
+    for (const { line, variable, text } of notices) logger.warn({ line, variable }, text);
+    await serve(config, logger);
   });
 
 program
