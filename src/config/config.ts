@@ -43,7 +43,7 @@ export interface Config {
   readonly trustProxy: readonly string[];
   readonly logLevel: string;
   readonly shutdownTimeout: number;
-  /** Seconds between the audit sealer's rounds (AUDIT_SEAL_INTERVAL). */
+  /** Seconds between the audit sealer's rounds (AUDIT_SEAL_INTERVAL); the sealer runs at least once a minute whatever this says. */
   readonly auditSealInterval: number;
   readonly metricsEnabled: boolean;
   /** The management listener (/metrics, /healthz, /readyz); undefined with MANAGEMENT_PORT=off. */

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { prune } from '../../src/auth/housekeeping.js';
 import { verifyTrail } from '../../src/auth/audit/verify-trail.js';
 import { useTestApps } from '../helpers/app.js';
-import { recordEvents, sealAll, withEmptyTrail } from '../helpers/audit.js';
+import { quietMinutes, recordEvents, sealAll, verdict, withEmptyTrail } from '../helpers/audit.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
 
 const DAY = 86_400;
@@ -36,6 +36,28 @@ describe.each(TEST_DIALECTS)('prune and the audit chain on %s', (dialect) => {
     expect(await verifyTrail(db)).toMatchObject({ ok: true, report: { events: 3, checkpoints: 2, prunedThrough: 4 } });
     await sealAll(t.services);
     expect(await verifyTrail(db)).toMatchObject({ ok: true, report: { events: 4, checkpoints: 3, prunedThrough: 4 } });
+  });
+
+  it('keeps the chain anchored when the checkpoints were signed again in quiet hours, and still names a forgery', async () => {
+    const t = await withEmptyTrail(await open());
+    const { db } = t.services;
+    // Two stretches of the service running, each ending in ten quiet minutes, nine days apart.
+    await recordEvents(t.services, 4, (s) => t.clock.advance(s));
+    await sealAll(t.services);
+    await quietMinutes(t, 10, t.clock.now());
+    t.clock.advance(9 * DAY);
+    const restarted = t.clock.now();
+    await recordEvents(t.services, 3, (s) => t.clock.advance(s));
+    await sealAll(t.services);
+    await quietMinutes(t, 10, restarted);
+    t.clock.advance(DAY);
+    const running = t.clock.now();
+    expect((await prune(t.services, { sessionDays: 7, eventDays: 5 })).events).toBe(4);
+    await quietMinutes(t, 10, running);
+    expect(await verifyTrail(db)).toMatchObject({ ok: true, report: { events: 4, checkpoints: 3, prunedThrough: 4 } });
+    await sql`insert into events (at, type, username) values (${t.clock.now() - 5 * 60_000}, 'login.success', 'mallory')`.execute(db);
+    await quietMinutes(t, 1, running);
+    expect(await verdict(db)).toMatch(/^event seq 9 \(id \d+, login\.success at \S+\) was inserted afterwards: checkpoint seq 8 promised/);
   });
 
   it('still catches tampering after a prune', async () => {

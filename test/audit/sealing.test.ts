@@ -2,7 +2,8 @@ import { compactVerify, createLocalJWKSet, decodeProtectedHeader } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { GENESIS_HASH, chainHash, sealedView } from '../../src/auth/audit/canonical-event.js';
 import { CHECKPOINT_TYPE } from '../../src/auth/audit/checkpoint-signature.js';
-import { WRITE_SETTLE_MS, sealBatch } from '../../src/auth/audit/sealer.js';
+import { WRITE_SETTLE_MS } from '../../src/auth/audit/checkpoint-timeline.js';
+import { sealBatch } from '../../src/auth/audit/sealer.js';
 import { verifyTrail } from '../../src/auth/audit/verify-trail.js';
 import { CLI_CONTEXT, recordEvent } from '../../src/auth/audit/events.js';
 import { useTestApps } from '../helpers/app.js';
@@ -29,7 +30,7 @@ describe.each(TEST_DIALECTS)('the audit sealer on %s', (dialect) => {
     expect(checkpoints.map((c) => [c.seq, c.previous])).toEqual([[2, 0], [4, 2], [5, 4]]);
     expect(checkpoints.at(-1)?.hash).toBe(previous);
     const jwks = createLocalJWKSet(await t.services.keys.jwks());
-    for (const checkpoint of checkpoints) {
+    for (const [index, checkpoint] of checkpoints.entries()) {
       expect(decodeProtectedHeader(checkpoint.jws).typ).toBe(CHECKPOINT_TYPE);
       const { payload } = await compactVerify(checkpoint.jws, jwks);
       expect(JSON.parse(new TextDecoder().decode(payload))).toEqual({
@@ -38,6 +39,9 @@ describe.each(TEST_DIALECTS)('the audit sealer on %s', (dialect) => {
         sealed_at: checkpoint.sealed_at,
         covers_before: checkpoint.covers_before,
         previous: checkpoint.previous,
+        batch_at: checkpoint.sealed_at,
+        previous_at: checkpoints[index - 1]?.sealed_at ?? 0,
+        stalled: null,
       });
     }
     expect(await verifyTrail(db)).toEqual({ ok: true, report: { events: 5, checkpoints: 3, withdrawnLater: 0, prunedThrough: 0, shipped: undefined } });

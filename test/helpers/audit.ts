@@ -1,6 +1,9 @@
 import { CLI_CONTEXT, recordEvent, type EventType } from '../../src/auth/audit/events.js';
 import { sealBatch } from '../../src/auth/audit/sealer.js';
+import { verifyTrail } from '../../src/auth/audit/verify-trail.js';
 import type { AppContext } from '../../src/auth/context.js';
+import type { Db } from '../../src/db/database.js';
+import type { TestClock } from './clock.js';
 
 /** Records `n` events through the same code as the service, one clock second apart. */
 export async function recordEvents(services: AppContext, n: number, advance: (seconds: number) => void, type: EventType = 'admin.created'): Promise<void> {
@@ -15,6 +18,23 @@ export async function sealAll(services: Pick<AppContext, 'db' | 'clock' | 'keys'
   let checkpoints = 0;
   while ((await sealBatch(services, { limit })) !== undefined) checkpoints += 1;
   return checkpoints;
+}
+
+/**
+ * A minute at a time for `minutes` minutes, one sealer round at the end of each, as `serve` runs
+ * it when nothing else happens; `runningSince` is when that sealer started.
+ */
+export async function quietMinutes(t: { services: Pick<AppContext, 'db' | 'clock' | 'keys'>; clock: TestClock }, minutes: number, runningSince: number): Promise<void> {
+  for (let minute = 0; minute < minutes; minute += 1) {
+    t.clock.advance(60);
+    await sealBatch(t.services, { runningSince });
+  }
+}
+
+/** The problem `events verify` reports, or 'ok'. */
+export async function verdict(db: Db, againstFile?: string): Promise<string> {
+  const result = await verifyTrail(db, againstFile);
+  return result.ok ? 'ok' : result.problem;
 }
 
 export { CLI_CONTEXT };

@@ -2,3 +2,6 @@
 export class AuditProblem extends Error {
   override readonly name = 'AuditProblem';
 }
+
+/** A time as verify's messages name it (epoch ms to ISO 8601). */
+export const isoTime = (ms: number): string => new Date(ms).toISOString();

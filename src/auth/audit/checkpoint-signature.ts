@@ -8,13 +8,23 @@ import type { SigningKeys } from '../keys/signing-keys.js';
 /** The JWS `typ` of a checkpoint: never accepted where an access token (`at+jwt`) is expected. */
 export const CHECKPOINT_TYPE = 'audit-checkpoint+jws';
 
-/** What a checkpoint's signature covers. */
+/**
+ * What a checkpoint's signature covers. The last three came with the heartbeat (the newest
+ * checkpoint signed again each minute): checkpoints made before it have none of them.
+ */
 export interface CheckpointClaims {
   readonly seq: number;
   readonly hash: string;
+  /** When this version was signed: the newest checkpoint is signed again each minute. */
   readonly sealed_at: number;
   readonly covers_before: number;
   readonly previous: number;
+  /** When its events were sealed (its first version's `sealed_at`). */
+  readonly batch_at?: number;
+  /** The `sealed_at` of the checkpoint before, in the version this one followed; 0 for the first. */
+  readonly previous_at?: number;
+  /** The stretch without checkpoints while the sealer ran that this batch ended, `[from, until]`. */
+  readonly stalled?: readonly [number, number] | null;
 }
 
 export interface SignedCheckpoint {
@@ -35,6 +45,9 @@ export async function checkpointSigner(keys: SigningKeys): Promise<CheckpointSig
   const jwk = (await keys.jwks()).keys.find((key) => key.kid === current.kid);
   return { kid: current.kid, sign: async (claims) => ({ kid: current.kid, jws: await signJwt(signer, { ...claims }), jwk }) };
 }
+
+/** A checkpoint as signed and logged, with how many events it sealed (0: the newest one signed again). */
+export type SealedCheckpoint = CheckpointClaims & SignedCheckpoint & { readonly events: number };
 
 export interface CheckpointSigner {
   readonly kid: string;

@@ -2,9 +2,10 @@ import type { Db } from '../../db/database.js';
 import { firstUnsealedBefore, sealedEventsPage } from '../../db/queries/audit-reading.js';
 import { readSealer } from '../../db/queries/audit-sealing.js';
 import type { AuditEvent } from '../../db/queries/events.js';
-import { AuditProblem } from './audit-problem.js';
+import { AuditProblem, isoTime as when } from './audit-problem.js';
 import { GENESIS_HASH, chainHash, sealedView } from './canonical-event.js';
 import { CheckpointCursor } from './checkpoint-cursor.js';
+import { CLOCK_ALLOWANCE_MS, batchAt } from './checkpoint-timeline.js';
 
 const PAGE = 1000;
 
@@ -17,21 +18,21 @@ export interface ChainReport {
   readonly prunedThrough: number;
 }
 
-const when = (ms: number) => new Date(ms).toISOString();
 const named = (event: AuditEvent) => `event seq ${event.seq} (id ${event.id}, ${event.type} at ${when(event.at)})`;
 
 /**
  * Walks the whole chain in one consistent read, a page at a time, and throws AuditProblem naming
  * the first event that was edited, deleted, inserted or reordered, or the first checkpoint whose
- * signature or row does not hold. An event is an insertion when its time precedes a checkpoint
- * that does not cover it, sealed since or not: that checkpoint promised all earlier events sealed.
+ * signature, row or place in time does not hold. An event is an insertion when its time precedes a
+ * checkpoint that does not cover it, sealed since or not (that checkpoint promised all earlier
+ * events sealed), or lies more than CLOCK_ALLOWANCE_MS after the checkpoint that sealed it.
  */
 export async function verifyChain(db: Db): Promise<ChainReport> {
   const sealer = await readSealer(db);
   const checkpoints = new CheckpointCursor(db);
   let previousHash = GENESIS_HASH;
-  for (let next = await checkpoints.peek(); next !== undefined && next.seq <= sealer.pruned_through; next = await checkpoints.peek()) {
-    previousHash = (await checkpoints.take()).hash;
+  for (let next = await checkpoints.peekSeq(); next !== undefined && next <= sealer.pruned_through; next = await checkpoints.peekSeq()) {
+    previousHash = (await checkpoints.take()).row.hash;
   }
   if (sealer.pruned_through > 0 && checkpoints.lastSeq !== sealer.pruned_through) {
     throw new AuditProblem(`checkpoint seq ${sealer.pruned_through}, where prune cut the chain, is missing`);
@@ -52,17 +53,20 @@ export async function verifyChain(db: Db): Promise<ChainReport> {
       if (event.at < checkpoints.coversBefore) {
         throw new AuditProblem(`${named(event)} was inserted afterwards: checkpoint seq ${checkpoints.lastSeq} promised every event before ${when(checkpoints.coversBefore)} sealed already`);
       }
+      const checkpoint = await checkpoints.peek();
+      if (checkpoint !== undefined && event.at > batchAt(checkpoint.claims) + CLOCK_ALLOWANCE_MS) {
+        throw new AuditProblem(`${named(event)} is dated after checkpoint seq ${checkpoint.row.seq} sealed it at ${when(batchAt(checkpoint.claims))}: inserted with a time to come`);
+      }
       previousHash = event.hash;
       expected = seq + 1;
-      const checkpoint = await checkpoints.peek();
-      if (checkpoint?.seq !== seq) continue;
+      if (checkpoint?.row.seq !== seq) continue;
       await checkpoints.take();
-      if (checkpoint.hash !== previousHash) throw new AuditProblem(`the events up to checkpoint seq ${seq} were rewritten: their hashes no longer lead to the signed one`);
+      if (checkpoint.row.hash !== previousHash) throw new AuditProblem(`the events up to checkpoint seq ${seq} were rewritten: their hashes no longer lead to the signed one`);
     }
   }
   const lastSealed = expected - 1;
-  const dangling = await checkpoints.peek();
-  if (dangling !== undefined) throw new AuditProblem(`events seq ${lastSealed + 1} to ${dangling.seq} were deleted: checkpoint seq ${dangling.seq} covers them`);
+  const dangling = await checkpoints.peekSeq();
+  if (dangling !== undefined) throw new AuditProblem(`events seq ${lastSealed + 1} to ${dangling} were deleted: checkpoint seq ${dangling} covers them`);
   if (sealer.seq > lastSealed) throw new AuditProblem(`events seq ${lastSealed + 1} to ${sealer.seq} were deleted with their checkpoints: the chain's head is at seq ${sealer.seq}`);
   if (lastSealed > checkpoints.lastSeq) throw new AuditProblem(`event seq ${checkpoints.lastSeq + 1} was inserted: sealed events end at seq ${lastSealed}, the last checkpoint at seq ${checkpoints.lastSeq}`);
   const late = checkpoints.checked === 0 ? undefined : await firstUnsealedBefore(db, checkpoints.coversBefore);

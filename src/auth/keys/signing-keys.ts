@@ -112,6 +112,11 @@ export class SigningKeys {
     return (await this.keySet()).published.get(kid);
   }
 
+  /** Forgets the cached keys: the next use reads them again (the audit sealer, finding its key withdrawn). */
+  reload(): void {
+    this.current = undefined;
+  }
+
   private async keySet(): Promise<KeySet> {
     const fresh = this.current !== undefined && this.clock.now() - this.current.loadedAt < this.config.keyCacheSeconds * 1000;
     if (fresh && this.current !== undefined) return this.current;

@@ -36,7 +36,23 @@ export async function sealEvent(db: Db, id: number, seq: number, hash: string): 
 }
 
 export async function insertCheckpoint(db: Db, checkpoint: Insertable<AuditCheckpointsTable>): Promise<void> {
-  await db.insertInto('audit_checkpoints').values(checkpoint).execute();
+  const { seq, hash, sealed_at, covers_before, previous, kid, jws } = checkpoint;
+  await db.insertInto('audit_checkpoints').values({ seq, hash, sealed_at, covers_before, previous, kid, jws }).execute();
+}
+
+/**
+ * Replaces a checkpoint's signed version with a newer one over the same events (the heartbeat);
+ * false when the row no longer holds the version `readJws` that the new one was made from.
+ */
+export async function supersedeCheckpoint(
+  db: Db,
+  seq: number,
+  readJws: string,
+  next: Pick<CheckpointRow, 'sealed_at' | 'covers_before' | 'kid' | 'jws'>,
+): Promise<boolean> {
+  const { sealed_at, covers_before, kid, jws } = next;
+  const result = await db.updateTable('audit_checkpoints').set({ sealed_at, covers_before, kid, jws }).where('seq', '=', seq).where('jws', '=', readJws).executeTakeFirst();
+  return result.numUpdatedRows === 1n;
 }
 
 export async function advanceSealer(db: Db, head: { seq: number; hash: string; checkpointSeq: number }): Promise<void> {
