@@ -10,8 +10,10 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json .npmrc tsconfig.json tsconfig.build.json ./
+COPY scripts/build.mjs ./scripts/
 COPY src ./src
-# npm ci runs the package's prepare script, which builds dist/.
+# npm ci runs the package's prepare script, which builds dist/ (scripts/build.mjs); npm prune
+# removes TypeScript and keeps dist/.
 RUN npm ci --no-audit --no-fund \
  && npm prune --omit=dev --no-audit --no-fund
 
