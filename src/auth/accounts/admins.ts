@@ -3,7 +3,6 @@ import { nowSeconds } from '../../runtime/clock.js';
 import { findAdminForLogin, insertAdmin, setAdminDisabled, updatePasswordHash, type AdminForLogin } from '../../db/queries/admins.js';
 import { inTransaction } from '../../db/database.js';
 import { deleteMfaThrottle } from '../../db/queries/mfa-throttle.js';
-import { endAllSessions } from '../../db/queries/sessions.js';
 import { UsageError } from '../../errors.js';
 import { CLI_CONTEXT, aboutAdmin, recordEvent } from '../audit/events.js';
 import type { AppContext } from '../context.js';
@@ -12,6 +11,7 @@ import { checkNewPassword } from '../passwords/passwords.js';
 import { checkIdentifier, requireSchool } from './schools.js';
 import { accountOf } from '../throttling/throttle-rules.js';
 import { unlockAccount } from '../throttling/throttle.js';
+import { endSessions } from '../sessions/end-sessions.js';
 
 export const MAX_USERNAME_LENGTH = 256;
 
@@ -55,6 +55,8 @@ export async function addAdmin(deps: Deps, ref: AdminRef, password: string): Pro
   return id;
 }
 
+const sessionsEnded = (count: number) => `${count} sessions ended`;
+
 /**
  * A new password ends every session of the admin: whoever knew the old one is signed out. It
  * lifts every lockout too, the second factor's included: the guesser no longer has the password.
@@ -67,15 +69,11 @@ export async function changePassword(deps: Deps, ref: AdminRef, password: string
   const hash = await deps.hasher.hash(password);
   const ended = await inTransaction(deps.db, async (trx) => {
     await updatePasswordHash(trx, admin.id, hash, now);
-    return (await endAllSessions(trx, { adminId: admin.id }, 'password_changed', now)).length;
+    const audit = { context: CLI_CONTEXT, type: 'admin.password_changed', about: aboutAdmin(admin), always: true, detail: sessionsEnded } as const;
+    return (await endSessions({ ...deps, db: trx }, { scope: { adminId: admin.id }, moveEpoch: true, reason: 'password_changed', audit })).length;
   });
   await unlockAccount(deps.db, accountOf(admin.school_key, admin.username_key));
   await deleteMfaThrottle(deps.db, admin.id);
-  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, {
-    type: 'admin.password_changed',
-    ...aboutAdmin(admin),
-    detail: `${ended} sessions ended`,
-  });
   return ended;
 }
 
@@ -94,14 +92,13 @@ export async function unlockAdmin(deps: Pick<AppContext, 'db' | 'clock'>, ref: A
 export async function setAdminEnabled(deps: Pick<AppContext, 'db' | 'clock'>, ref: AdminRef, enabled: boolean): Promise<number> {
   const admin = await requireAdmin(deps, ref);
   const now = nowSeconds(deps.clock);
-  const ended = await inTransaction(deps.db, async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     await setAdminDisabled(trx, admin.id, enabled ? null : now);
-    return enabled ? 0 : (await endAllSessions(trx, { adminId: admin.id }, 'admin_disabled', now)).length;
+    if (enabled) {
+      await recordEvent(trx, deps.clock, CLI_CONTEXT, { type: 'admin.enabled', ...aboutAdmin(admin) });
+      return 0;
+    }
+    const audit = { context: CLI_CONTEXT, type: 'admin.disabled', about: aboutAdmin(admin), always: true, detail: sessionsEnded } as const;
+    return (await endSessions({ ...deps, db: trx }, { scope: { adminId: admin.id }, moveEpoch: true, reason: 'admin_disabled', audit })).length;
   });
-  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, {
-    type: enabled ? 'admin.enabled' : 'admin.disabled',
-    ...aboutAdmin(admin),
-    detail: enabled ? null : `${ended} sessions ended`,
-  });
-  return ended;
 }

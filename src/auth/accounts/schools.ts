@@ -2,11 +2,11 @@ import { nowSeconds } from '../../runtime/clock.js';
 import type { Db } from '../../db/database.js';
 import { findSchool, insertSchool, setSchoolSuspended, type School } from '../../db/queries/schools.js';
 import { inTransaction } from '../../db/database.js';
-import { endAllSessions } from '../../db/queries/sessions.js';
 import { UsageError } from '../../errors.js';
 import { CLI_CONTEXT, recordEvent } from '../audit/events.js';
 import type { AppContext } from '../context.js';
 import { canonicalKey } from './identity.js';
+import { endSessions } from '../sessions/end-sessions.js';
 
 export const MAX_SCHOOL_ID_LENGTH = 128;
 
@@ -41,12 +41,11 @@ export async function addSchool(deps: Deps, schoolId: string, name: string | und
 export async function suspendSchool(deps: Deps, schoolId: string): Promise<number> {
   const school = await requireSchool(deps.db, schoolId);
   const now = nowSeconds(deps.clock);
-  const ended = await inTransaction(deps.db, async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     await setSchoolSuspended(trx, school.key, now);
-    return (await endAllSessions(trx, { schoolKey: school.key }, 'school_suspended', now)).length;
+    const audit = { context: CLI_CONTEXT, type: 'school.suspended', about: { schoolId: school.key }, always: true, detail: (count: number) => `${count} sessions ended` } as const;
+    return (await endSessions({ ...deps, db: trx }, { scope: { schoolKey: school.key }, moveEpoch: true, reason: 'school_suspended', audit })).length;
   });
-  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, { type: 'school.suspended', schoolId: school.key, detail: `${ended} sessions ended` });
-  return ended;
 }
 
 export async function resumeSchool(deps: Deps, schoolId: string): Promise<void> {

@@ -1,4 +1,3 @@
-import { nowSeconds } from '../../runtime/clock.js';
 import type { AppContext } from '../context.js';
 import { inTransaction } from '../../db/database.js';
 import { deleteChallenges } from '../../db/queries/mfa-challenges.js';
@@ -6,11 +5,10 @@ import { deleteAllFactors, listFactors } from '../../db/queries/mfa-factors.js';
 import { countRecoveryCodesLeft, deleteRecoveryCodes } from '../../db/queries/mfa-recovery-codes.js';
 import { deleteMfaThrottle, isMfaLocked } from '../../db/queries/mfa-throttle.js';
 import { setSchoolMfaPolicy } from '../../db/queries/schools.js';
-import { revokeSessions } from '../../db/queries/session-ending.js';
-import { endAllSessions } from '../../db/queries/sessions.js';
 import { UsageError } from '../../errors.js';
 import { type AdminRef, requireAdmin } from '../accounts/admins.js';
 import { CLI_CONTEXT, aboutAdmin, recordEvent } from '../audit/events.js';
+import { endSessions } from '../sessions/end-sessions.js';
 import { requireSchool } from '../accounts/schools.js';
 
 type Deps = Pick<AppContext, 'db' | 'clock'>;
@@ -29,11 +27,15 @@ export async function setMfaPolicy(deps: Deps, schoolId: string, policy: string)
   const school = await requireSchool(deps.db, schoolId);
   const sessionsEnded = await inTransaction(deps.db, async (trx) => {
     await setSchoolMfaPolicy(trx, school.key, known);
-    if (known !== 'required') return 0;
-    return (await revokeSessions(trx, { schoolKey: school.key, acr: 'aal1' }, 'mfa_required', nowSeconds(deps.clock))).length;
+    const audit = { context: CLI_CONTEXT, type: 'school.mfa_policy', about: { schoolId: school.key } } as const;
+    if (known !== 'required') {
+      await recordEvent(trx, deps.clock, audit.context, { type: audit.type, ...audit.about, detail: known });
+      return 0;
+    }
+    const detail = (count: number) => `${known}; ${count} password-only sessions ended`;
+    const ended = await endSessions({ ...deps, db: trx }, { scope: { schoolKey: school.key, acr: 'aal1' }, reason: 'mfa_required', audit: { ...audit, always: true, detail } });
+    return ended.length;
   });
-  const detail = known === 'required' ? `${known}; ${sessionsEnded} password-only sessions ended` : known;
-  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, { type: 'school.mfa_policy', schoolId: school.key, detail });
   return { sessionsEnded };
 }
 
@@ -54,19 +56,14 @@ export async function describeAdminMfa(deps: Deps, ref: AdminRef) {
  */
 export async function resetAdminMfa(deps: Deps, ref: AdminRef): Promise<{ factors: number; sessions: number }> {
   const admin = await requireAdmin(deps, ref);
-  const now = nowSeconds(deps.clock);
-  const result = await inTransaction(deps.db, async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const factors = await deleteAllFactors(trx, admin.id);
     await deleteRecoveryCodes(trx, admin.id);
     await deleteChallenges(trx, { adminId: admin.id });
     await deleteMfaThrottle(trx, admin.id);
-    const sessions = (await endAllSessions(trx, { adminId: admin.id }, 'mfa_reset', now)).length;
-    return { factors, sessions };
+    const detail = (count: number) => `${factors} factors removed; ${count} sessions ended`;
+    const audit = { context: CLI_CONTEXT, type: 'mfa.reset', about: aboutAdmin(admin), always: true, detail } as const;
+    const ended = await endSessions({ ...deps, db: trx }, { scope: { adminId: admin.id }, moveEpoch: true, reason: 'mfa_reset', audit });
+    return { factors, sessions: ended.length };
   });
-  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, {
-    type: 'mfa.reset',
-    ...aboutAdmin(admin),
-    detail: `${result.factors} factors removed; ${result.sessions} sessions ended`,
-  });
-  return result;
 }

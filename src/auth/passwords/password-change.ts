@@ -1,14 +1,13 @@
-import { nowSeconds } from '../../runtime/clock.js';
 import { findAdminById, type AdminForLogin } from '../../db/queries/admins.js';
-import { endOtherSessions } from '../../db/queries/other-sessions.js';
 import { AppError } from '../../errors.js';
 import type { AccessTokenClaims } from '../keys/access-token.js';
-import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
+import { aboutAdmin, type RequestContext } from '../audit/events.js';
 import type { AppContext } from '../context.js';
 import { checkNewPassword } from './passwords.js';
 import { accountOf } from '../throttling/throttle-rules.js';
 import { admitPasswordCheck, recordPasswordFailure } from '../sign-in/login-attempt.js';
 import { releaseLoginAttempt } from '../throttling/throttle.js';
+import { endOtherSessions } from '../sessions/end-other-sessions.js';
 
 /** A new password that breaks the rules: the route turns it into a 422 item at ["body","new_password"]. */
 export class NewPasswordRejected extends Error {
@@ -37,16 +36,15 @@ export async function changeOwnPassword(
   if (admin === undefined) throw new AppError('INVALID_ACCESS_TOKEN');
   await checkCurrentPassword(deps, admin, passwords.current, context);
   const hash = await deps.hasher.hash(passwords.next);
-  const now = nowSeconds(deps.clock);
-  const ended = await endOtherSessions(deps.db, { adminId: admin.id, keepSessionId: claims.sid, reason: 'password_changed', now, passwordHash: hash });
+  const ended = await endOtherSessions(deps, {
+    adminId: admin.id,
+    keepSessionId: claims.sid,
+    reason: 'password_changed',
+    passwordHash: hash,
+    audit: { context, type: 'admin.password_changed', about: aboutAdmin(admin), sessionId: claims.sid, detail: (count) => `self-service: ${count} other sessions ended` },
+  });
   // The presenting session ended while the hash was computed (a revoke, another password change).
   if (ended === undefined) throw new AppError('INVALID_ACCESS_TOKEN');
-  await recordEvent(deps.db, deps.clock, context, {
-    type: 'admin.password_changed',
-    ...aboutAdmin(admin),
-    sessionId: claims.sid,
-    detail: `self-service: ${ended.length} other sessions ended`,
-  });
 }
 
 async function checkCurrentPassword(deps: AppContext, admin: AdminForLogin, password: string, context: RequestContext): Promise<void> {

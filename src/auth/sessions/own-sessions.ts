@@ -1,10 +1,11 @@
 import { nowSeconds } from '../../runtime/clock.js';
 import { findAdminById } from '../../db/queries/admins.js';
-import { endOtherSessions, listUnrevokedSessionsOfAdmin } from '../../db/queries/other-sessions.js';
-import { revokeSessions } from '../../db/queries/session-ending.js';
+import { listUnrevokedSessionsOfAdmin } from '../../db/queries/other-sessions.js';
 import { AppError } from '../../errors.js';
 import type { AccessTokenClaims } from '../keys/access-token.js';
-import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
+import { aboutAdmin, type RequestContext } from '../audit/events.js';
+import { endOtherSessions } from './end-other-sessions.js';
+import { endSessions } from './end-sessions.js';
 import type { Acr } from '../mfa/assurance.js';
 import type { AppContext } from '../context.js';
 import { isSessionAlive } from '../../db/queries/session-liveness.js';
@@ -46,29 +47,25 @@ export async function listOwnSessions(deps: AppContext, claims: AccessTokenClaim
  * already ended are the same 404: the answer tells nobody which session ids exist.
  */
 export async function revokeOwnSession(deps: AppContext, claims: AccessTokenClaims, sessionId: string, context: RequestContext): Promise<void> {
-  const now = nowSeconds(deps.clock);
-  const [ended] = await revokeSessions(deps.db, { sessionId, adminId: claims.sub }, 'revoked_by_admin', now);
-  if (ended === undefined) throw new AppError('NOT_FOUND');
-  await recordEvent(deps.db, deps.clock, context, {
-    type: 'session.revoked',
-    ...(await auditSubject(deps, claims)),
-    sessionId: claims.sid,
-    detail: `self-service: session ${sessionId} ended`,
+  const ended = await endSessions(deps, {
+    scope: { sessionId, adminId: claims.sub },
+    reason: 'revoked_by_admin',
+    audit: { context, type: 'session.revoked', sessionId: claims.sid, detail: () => `self-service: session ${sessionId} ended` },
   });
+  if (ended.length === 0) throw new AppError('NOT_FOUND');
 }
 
 /** Ends every session of the admin but the one presenting the token (sign out everywhere else). */
 export async function revokeOtherSessions(deps: AppContext, claims: AccessTokenClaims, context: RequestContext): Promise<void> {
-  const now = nowSeconds(deps.clock);
-  const ended = await endOtherSessions(deps.db, { adminId: claims.sub, keepSessionId: claims.sid, reason: 'revoked_by_admin', now });
+  const about = await auditSubject(deps, claims);
+  const ended = await endOtherSessions(deps, {
+    adminId: claims.sub,
+    keepSessionId: claims.sid,
+    reason: 'revoked_by_admin',
+    audit: { context, type: 'session.revoked', about, sessionId: claims.sid, detail: (count) => `self-service: ${count} other sessions ended` },
+  });
   // The presenting session itself ended meanwhile (a concurrent request from another session).
   if (ended === undefined) throw new AppError('INVALID_ACCESS_TOKEN');
-  await recordEvent(deps.db, deps.clock, context, {
-    type: 'session.revoked',
-    ...(await auditSubject(deps, claims)),
-    sessionId: claims.sid,
-    detail: `self-service: ${ended.length} other sessions ended`,
-  });
 }
 
 /** The audit fields of the token's admin (the canonical school key, so event filters match). */

@@ -3,13 +3,13 @@ import type { Config } from '../../config/config.js';
 import { findRefreshGrant, type RefreshGrant } from '../../db/queries/refresh-grants.js';
 import { rotateRefreshToken } from '../../db/queries/refresh-tokens.js';
 import { touchSession } from '../../db/queries/sessions.js';
-import { revokeSessions } from '../../db/queries/session-ending.js';
 import { isSessionAlive } from '../../db/queries/session-liveness.js';
 import { AppError } from '../../errors.js';
 import { issueAccessToken } from '../keys/access-token.js';
-import { recordEvent, type RequestContext } from '../audit/events.js';
+import type { RequestContext } from '../audit/events.js';
 import type { AppContext } from '../context.js';
 import { assuranceOf } from '../mfa/assurance.js';
+import { endSessions } from './end-sessions.js';
 import { generateRefreshToken, hashRefreshToken, openSuccessor, sealSuccessor } from './refresh-token.js';
 
 export interface RefreshResult {
@@ -105,14 +105,16 @@ async function replayConsumedToken(deps: AppContext, grant: RefreshGrant, presen
   if (now - consumedAt <= deps.config.refreshReuseGrace && successor !== undefined) {
     return rotatedResult(deps, grant, successor, now);
   }
-  await revokeSessions(deps.db, { sessionId: grant.session_id }, 'refresh_token_reuse', now);
-  await recordEvent(deps.db, deps.clock, context, {
-    type: 'refresh.reuse',
-    schoolId: grant.school_key,
-    username: grant.username,
-    adminId: grant.admin_id,
-    sessionId: grant.session_id,
-    detail: `token consumed ${now - consumedAt}s earlier`,
+  await endSessions(deps, {
+    scope: { sessionId: grant.session_id },
+    reason: 'refresh_token_reuse',
+    audit: {
+      context,
+      type: 'refresh.reuse',
+      about: { schoolId: grant.school_key, username: grant.username, adminId: grant.admin_id },
+      always: true,
+      detail: () => `token consumed ${now - consumedAt}s earlier`,
+    },
   });
   throw invalid();
 }

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, customFetch, jwtVerify, type JWTPayload } from 'jose';
 import { nowSeconds } from '../../runtime/clock.js';
-import { revokeSessions } from '../../db/queries/session-ending.js';
+import { inTransaction } from '../../db/database.js';
 import { listSsoSettings } from '../../db/queries/sso-settings.js';
 import { consumeLogoutToken } from '../../db/queries/sso-login-codes.js';
-import { recordEvent, type RequestContext } from '../audit/events.js';
+import type { RequestContext } from '../audit/events.js';
+import { endSessions } from '../sessions/end-sessions.js';
 import type { AppContext } from '../context.js';
 import { DOCUMENT_LIMIT, boundedFetch } from './bounded-fetch.js';
 import { ASYMMETRIC, IDP_TIMEOUT_SECONDS, discoveredMetadata, issuerUsable } from './relying-party.js';
@@ -44,10 +45,10 @@ function logoutClaimsValid(claims: JWTPayload): boolean {
  * remembered until the last moment jwtVerify would still accept it: the earlier of its `exp` and
  * `iat` + MAX_AGE, plus the clock tolerance.
  */
-function firstUse(deps: AppContext, issuer: string, claims: JWTPayload, now: number): Promise<boolean> {
+function firstUse(db: AppContext['db'], issuer: string, claims: JWTPayload, now: number): Promise<boolean> {
   const acceptableUntil = Math.min(Number(claims.exp), Number(claims.iat) + MAX_AGE) + CLOCK_TOLERANCE;
   const jtiHash = createHash('sha256').update(String(claims.jti)).digest('base64url');
-  return consumeLogoutToken(deps.db, issuer, jtiHash, acceptableUntil, now);
+  return consumeLogoutToken(db, issuer, jtiHash, acceptableUntil, now);
 }
 
 /**
@@ -76,11 +77,14 @@ export async function backchannelLogout(deps: AppContext, token: string, context
       requiredClaims: ['iat', 'exp', 'jti'],
     });
     if (!logoutClaimsValid(payload)) return false;
-    if (!(await firstUse(deps, school.issuer, payload, now))) return false;
     const who = { subject: payload.sub, idpSession: typeof payload.sid === 'string' ? payload.sid : undefined };
-    const ended = await revokeSessions(deps.db, { ssoIssuer: school.issuer, ...who }, 'sso_logout', now);
-    await recordEvent(deps.db, deps.clock, context, { type: 'sso.logout', schoolId: school.school_key, detail: `${ended.length} sessions ended` });
-    return true;
+    const audit = { context, type: 'sso.logout', about: { schoolId: school.school_key }, always: true, detail: (count: number) => `${count} sessions ended` } as const;
+    // The token is spent in the transaction that ends the sessions: a failure leaves it usable for the IdP's retry.
+    return await inTransaction(deps.db, async (trx) => {
+      if (!(await firstUse(trx, school.issuer, payload, now))) return false;
+      await endSessions({ ...deps, db: trx }, { scope: { ssoIssuer: school.issuer, ...who }, reason: 'sso_logout', audit });
+      return true;
+    });
   } catch (error) {
     deps.logger.warn({ issuer: school.issuer, err: { name: (error as Error).name, code: (error as { code?: unknown }).code } }, 'sso: logout token refused');
     return false;

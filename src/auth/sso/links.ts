@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { nowSeconds } from '../../runtime/clock.js';
 import { insertAdmin } from '../../db/queries/admins.js';
-import { revokeSessions } from '../../db/queries/session-ending.js';
 import { deleteSsoLink, findLinkOfAdmin, putSsoLink, type SsoLink } from '../../db/queries/sso-links.js';
 import { findSsoSettings } from '../../db/queries/sso-settings.js';
 import { inTransaction } from '../../db/database.js';
 import { UsageError } from '../../errors.js';
 import { CLI_CONTEXT, aboutAdmin, recordEvent } from '../audit/events.js';
+import { endSessions } from '../sessions/end-sessions.js';
 import type { AppContext } from '../context.js';
 import { MAX_USERNAME_LENGTH, requireAdmin, type AdminRef } from '../accounts/admins.js';
 import { canonicalKey } from '../accounts/identity.js';
@@ -37,10 +37,10 @@ async function requireSsoIssuer(deps: Deps, schoolKey: string, schoolId: string)
   return settings.issuer;
 }
 
-/** The sessions a bound identity signed in, ended with what took it away (same transaction). */
-async function endSessionsOf(trx: Deps['db'], link: SsoLink | undefined, reason: string, now: number): Promise<number | undefined> {
+/** The identity a link binds, or undefined while it waits for its first sign-in. */
+function boundIdentity(link: SsoLink | undefined): { ssoIssuer: string; subject: string } | undefined {
   if (link === undefined || link.issuer === null || link.subject === null) return undefined;
-  return (await revokeSessions(trx, { ssoIssuer: link.issuer, subject: link.subject }, reason, now)).length;
+  return { ssoIssuer: link.issuer, subject: link.subject };
 }
 
 function describeLink(link: Pick<SsoLink, 'email' | 'issuer' | 'subject'>): string {
@@ -66,22 +66,25 @@ export async function linkAdmin(deps: Deps, ref: AdminRef, target: LinkTarget): 
     const previous = await findLinkOfAdmin(trx, admin.id);
     const stored = await putSsoLink(trx, { admin_id: admin.id, school_key: admin.school_key, created_at: now, ...link });
     if (!stored) throw new UsageError('that identity (or email) is already linked to another administrator: one identity, one admin');
-    const replaced = previous?.issuer === link.issuer && previous.subject === link.subject ? undefined : previous;
-    const ended = await endSessionsOf(trx, replaced, 'sso_unlinked', now);
-    const detail = describeLink(link) + (ended === undefined ? '' : `; ${ended} sessions ended`);
-    await recordEvent(trx, deps.clock, CLI_CONTEXT, { type: 'sso.linked', ...aboutAdmin(admin), detail });
+    const audit = { context: CLI_CONTEXT, type: 'sso.linked', about: aboutAdmin(admin) } as const;
+    const replaced = previous?.issuer === link.issuer && previous.subject === link.subject ? undefined : boundIdentity(previous);
+    if (replaced === undefined) return recordEvent(trx, deps.clock, audit.context, { type: audit.type, ...audit.about, detail: describeLink(link) });
+    const detail = (count: number) => `${describeLink(link)}; ${count} sessions ended`;
+    await endSessions({ ...deps, db: trx }, { scope: replaced, reason: 'sso_unlinked', audit: { ...audit, always: true, detail } });
   });
 }
 
 /** Removes an admin's link and ends, in the same transaction, every session its identity signed in. */
 export async function unlinkAdmin(deps: Deps, ref: AdminRef): Promise<void> {
   const admin = await requireAdmin(deps, ref);
-  const now = nowSeconds(deps.clock);
   await inTransaction(deps.db, async (trx) => {
     const removed = await deleteSsoLink(trx, admin.id);
     if (removed === undefined) throw new UsageError(`admin ${JSON.stringify(admin.username)} has no single sign-on link`);
-    const ended = (await endSessionsOf(trx, removed, 'sso_unlinked', now)) ?? 0;
-    await recordEvent(trx, deps.clock, CLI_CONTEXT, { type: 'sso.unlinked', ...aboutAdmin(admin), detail: `${describeLink(removed)}; ${ended} sessions ended` });
+    const audit = { context: CLI_CONTEXT, type: 'sso.unlinked', about: aboutAdmin(admin), always: true } as const;
+    const identity = boundIdentity(removed);
+    if (identity === undefined) return recordEvent(trx, deps.clock, audit.context, { type: audit.type, ...audit.about, detail: `${describeLink(removed)}; 0 sessions ended` });
+    const detail = (count: number) => `${describeLink(removed)}; ${count} sessions ended`;
+    await endSessions({ ...deps, db: trx }, { scope: identity, reason: 'sso_unlinked', audit: { ...audit, detail } });
   });
 }
 

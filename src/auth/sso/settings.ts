@@ -1,10 +1,10 @@
 import { nowSeconds } from '../../runtime/clock.js';
 import { inTransaction } from '../../db/database.js';
-import { revokeSessions } from '../../db/queries/session-ending.js';
 import { isLoopbackUrlHost } from '../../config/sso.js';
 import { deleteSsoSettings, findSsoSettings, upsertSsoSettings, type SsoSettingsRow } from '../../db/queries/sso-settings.js';
 import { UsageError } from '../../errors.js';
-import { CLI_CONTEXT, recordEvent } from '../audit/events.js';
+import { CLI_CONTEXT } from '../audit/events.js';
+import { endSessions } from '../sessions/end-sessions.js';
 import type { AppContext } from '../context.js';
 import { requireSchool } from '../accounts/schools.js';
 import { sealClientSecret } from './client-secret.js';
@@ -93,9 +93,10 @@ export async function setSso(deps: Pick<AppContext, 'db' | 'clock' | 'config'>, 
   await inTransaction(deps.db, async (trx) => {
     const previous = await findSsoSettings(trx, school.key);
     await upsertSsoSettings(trx, row);
-    const ended = await revokeSessions(trx, { ssoOfSchool: school.key, exceptIssuer: issuer }, 'sso_replaced', row.updated_at);
-    const replaced = previous === undefined || previous.issuer === issuer ? '' : `; replaces ${previous.issuer}, ${ended.length} sessions ended`;
-    await recordEvent(trx, deps.clock, CLI_CONTEXT, { type: 'sso.configured', schoolId: school.key, detail: `${provider} ${issuer}${replaced}` });
+    const replaced = previous === undefined || previous.issuer === issuer ? undefined : previous.issuer;
+    const detail = (count: number) => `${provider} ${issuer}${replaced === undefined ? '' : `; replaces ${replaced}, ${count} sessions ended`}`;
+    const audit = { context: CLI_CONTEXT, type: 'sso.configured', about: { schoolId: school.key }, always: true, detail } as const;
+    await endSessions({ ...deps, db: trx }, { scope: { ssoOfSchool: school.key, exceptIssuer: issuer }, reason: 'sso_replaced', audit });
   });
   return row;
 }
@@ -125,8 +126,8 @@ export async function removeSso(deps: Pick<AppContext, 'db' | 'clock'>, schoolId
   await inTransaction(deps.db, async (trx) => {
     const issuer = await deleteSsoSettings(trx, school.key);
     if (issuer === undefined) throw new UsageError(`school ${JSON.stringify(school.school_id)} has no single sign-on`);
-    const ended = await revokeSessions(trx, { ssoOfSchool: school.key }, 'sso_removed', nowSeconds(deps.clock));
-    await recordEvent(trx, deps.clock, CLI_CONTEXT, { type: 'sso.removed', schoolId: school.key, detail: `${issuer}; ${ended.length} sessions ended` });
+    const audit = { context: CLI_CONTEXT, type: 'sso.removed', about: { schoolId: school.key }, always: true, detail: (count: number) => `${issuer}; ${count} sessions ended` } as const;
+    await endSessions({ ...deps, db: trx }, { scope: { ssoOfSchool: school.key }, reason: 'sso_removed', audit });
   });
 }
 

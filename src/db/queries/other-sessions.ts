@@ -1,8 +1,7 @@
 import { sql } from 'kysely';
-import { inTransaction, type Db } from '../database.js';
+import type { Db } from '../database.js';
 import { SESSIONS_WITH_OWNER, type Session } from './sessions.js';
 import { LIVENESS_SQL, type SessionLiveness } from './session-liveness.js';
-import { revokeSessions } from './session-ending.js';
 
 /** An admin's sessions not revoked yet, newest first, with what decides whether each is alive. */
 export async function listUnrevokedSessionsOfAdmin(db: Db, adminId: string) {
@@ -12,57 +11,33 @@ export async function listUnrevokedSessionsOfAdmin(db: Db, adminId: string) {
   return rows;
 }
 
-export interface KeepOneSession {
-  readonly adminId: string;
-  /** The session that asked: it survives, re-stamped at the new credential epoch. */
-  readonly keepSessionId: string;
-  readonly reason: string;
-  readonly now: number;
-  /** Set together with the epoch move: a password change. */
-  readonly passwordHash?: string;
+/**
+ * Moves an admin's credential epoch on (and sets a new password hash with it, when given) only if
+ * `keepSessionId` is still unrevoked and at the admin's current epoch, decided by one conditional
+ * UPDATE: of two concurrent requests from two sessions, the second finds its own session ended by
+ * the first and changes nothing. Answers the new epoch, or undefined.
+ */
+export async function moveEpochKeeping(db: Db, adminId: string, keepSessionId: string, password?: { hash: string; now: number }): Promise<number | undefined> {
+  const moved = await db
+    .updateTable('admins')
+    .set({
+      credential_epoch: sql<number>`credential_epoch + 1`,
+      ...(password === undefined ? {} : { password_hash: password.hash, password_changed_at: password.now }),
+    })
+    .where('id', '=', adminId)
+    .where((eb) =>
+      eb(
+        'credential_epoch',
+        '=',
+        eb.selectFrom('sessions').select('sessions.credential_epoch').where('sessions.id', '=', keepSessionId).where('sessions.admin_id', '=', adminId).where('sessions.revoked_at', 'is', null),
+      ),
+    )
+    .returning('credential_epoch')
+    .executeTakeFirst();
+  return moved?.credential_epoch;
 }
 
-/**
- * Ends every session of an admin but one, those being created included, in one transaction: the
- * credential epoch moves on (so a login that checked the password before cannot leave a session
- * behind), the others are marked revoked, and the kept session is re-stamped at the new epoch.
- *
- * The epoch moves only if the kept session is still unrevoked and at the admin's current epoch,
- * decided by that one conditional UPDATE: of two concurrent requests from two sessions, the second
- * finds its own session ended by the first and changes nothing. Returns undefined then, else the
- * sessions it ended.
- */
-export function endOtherSessions(db: Db, request: KeepOneSession): Promise<{ id: string }[] | undefined> {
-  return inTransaction(db, async (trx) => {
-    const moved = await trx
-      .updateTable('admins')
-      .set({
-        credential_epoch: sql<number>`credential_epoch + 1`,
-        ...(request.passwordHash === undefined ? {} : { password_hash: request.passwordHash, password_changed_at: request.now }),
-      })
-      .where('id', '=', request.adminId)
-      .where((eb) =>
-        eb(
-          'credential_epoch',
-          '=',
-          eb
-            .selectFrom('sessions')
-            .select('sessions.credential_epoch')
-            .where('sessions.id', '=', request.keepSessionId)
-            .where('sessions.admin_id', '=', request.adminId)
-            .where('sessions.revoked_at', 'is', null),
-        ),
-      )
-      .returning('credential_epoch')
-      .executeTakeFirst();
-    if (moved === undefined) return undefined;
-    const ended = await revokeSessions(trx, { adminId: request.adminId, exceptSessionId: request.keepSessionId }, request.reason, request.now);
-    await trx
-      .updateTable('sessions')
-      .set({ credential_epoch: moved.credential_epoch })
-      .where('id', '=', request.keepSessionId)
-      .where('credential_epoch', '=', moved.credential_epoch - 1)
-      .execute();
-    return ended;
-  });
+/** Re-stamps the kept session at the epoch moveEpochKeeping moved to, so it stays alive. */
+export async function restampSession(db: Db, sessionId: string, epoch: number): Promise<void> {
+  await db.updateTable('sessions').set({ credential_epoch: epoch }).where('id', '=', sessionId).where('credential_epoch', '=', epoch - 1).execute();
 }

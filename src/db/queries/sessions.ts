@@ -1,7 +1,5 @@
 import { sql, type SelectQueryBuilder, type Selectable } from 'kysely';
 import { dialectOf, inTransaction, type Db } from '../database.js';
-import { advanceCredentialEpoch } from './admins.js';
-import { revokeSessions } from './session-ending.js';
 import type { AdminsTable } from '../schema/admins.js';
 import type { DatabaseSchema } from '../schema/index.js';
 import type { SchoolsTable } from '../schema/schools.js';
@@ -83,17 +81,6 @@ async function insertFirstToken(db: Db, session: Pick<Session, 'id' | 'created_a
     .insertInto('refresh_tokens')
     .values({ token_hash: tokenHash, session_id: session.id, created_at: session.created_at, consumed_at: null, successor_sealed: null })
     .execute();
-}
-
-/**
- * Ends every session of the admins in scope, those being created included: moves their credential
- * epoch on (a session is alive only at its admin's epoch) and marks the existing ones revoked.
- */
-export function endAllSessions(db: Db, scope: { adminId: string } | { schoolKey: string }, reason: string, now: number) {
-  return inTransaction(db, async (trx) => {
-    await advanceCredentialEpoch(trx, scope);
-    return revokeSessions(trx, scope, reason, now);
-  });
 }
 
 /**
