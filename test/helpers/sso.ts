@@ -117,3 +117,24 @@ export async function signInThroughIdp(world: SsoApp, login: string): Promise<Li
   if (code === null || code === undefined) throw new Error(`callback did not give a code: ${callback.response.statusCode} ${String(callback.response.headers.location)}`);
   return postJson(world.app, '/admin/auth/sso/token', { code, code_verifier: callback.verifier });
 }
+
+/** Two IdP accounts, each with a verified address. */
+export const ALICE_AND_BOB = {
+  'alice-sub': { email: 'alice@district.example', email_verified: true },
+  'bob-sub': { email: 'bob@district.example', email_verified: true },
+};
+
+/** The suite's app for this test, the school on its IdP, alice and bob linked to alice-sub and bob-sub. */
+export async function openWithAliceAndBob(suite: IdpSuite, dialect: Dialect): Promise<void> {
+  await suite.open(dialect);
+  await useIdp(suite.world, suite.idp);
+  await linkedAdmin(suite.world, { subject: 'alice-sub' });
+  await linkedAdmin(suite.world, { subject: 'bob-sub' }, 'bob');
+}
+
+/** The tokens of a whole sign-in through the IdP; fails the test on any answer but 200. */
+export async function tokensThroughIdp(world: SsoApp, login: string): Promise<{ access_token: string; refresh_token: string }> {
+  const answer = await signInThroughIdp(world, login);
+  if (answer.statusCode !== 200) throw new Error(`the sign-in answered ${answer.statusCode}: ${answer.body}`);
+  return answer.json<{ access_token: string; refresh_token: string }>();
+}

@@ -3,28 +3,16 @@ import { decodeJwt } from 'jose';
 import { prune } from '../../src/auth/housekeeping.js';
 import { postJson } from '../helpers/app.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
-import { idpClient, linkedAdmin, signInThroughIdp, useIdp, idpSuite } from '../helpers/sso.js';
+import { ALICE_AND_BOB, idpClient, idpSuite, openWithAliceAndBob, tokensThroughIdp } from '../helpers/sso.js';
 
-const USERS = {
-  'alice-sub': { email: 'alice@district.example', email_verified: true },
-  'bob-sub': { email: 'bob@district.example', email_verified: true },
-};
+const USERS = ALICE_AND_BOB;
 
 describe.each(TEST_DIALECTS)('back-channel logout (%s)', (dialect) => {
   const suite = idpSuite({ clients: [idpClient()], users: USERS });
 
-  async function setUp() {
-    await suite.open(dialect);
-    await useIdp(suite.world, suite.idp);
-    await linkedAdmin(suite.world, { subject: 'alice-sub' });
-    await linkedAdmin(suite.world, { subject: 'bob-sub' }, 'bob');
-  }
+  const setUp = () => openWithAliceAndBob(suite, dialect);
 
-  async function signedIn(login: string) {
-    const answer = await signInThroughIdp(suite.world, login);
-    expect(answer.statusCode).toBe(200);
-    return answer.json<{ access_token: string; refresh_token: string }>();
-  }
+  const signedIn = (login: string) => tokensThroughIdp(suite.world, login);
 
   function deliver(token: string) {
     return suite.world.app.inject({

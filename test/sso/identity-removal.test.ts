@@ -4,29 +4,17 @@ import { linkAdmin, unlinkAdmin } from '../../src/auth/sso/links.js';
 import { removeSso } from '../../src/auth/sso/settings.js';
 import { PASSWORD, postJson, signIn } from '../helpers/app.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
-import { SCHOOL, idpClient, idpSuite, linkedAdmin, reachCallback, signInThroughIdp, useIdp } from '../helpers/sso.js';
+import { ALICE_AND_BOB, SCHOOL, idpClient, idpSuite, openWithAliceAndBob, reachCallback, tokensThroughIdp, useIdp } from '../helpers/sso.js';
 
-const USERS = {
-  'alice-sub': { email: 'alice@district.example', email_verified: true },
-  'bob-sub': { email: 'bob@district.example', email_verified: true },
-};
+const USERS = ALICE_AND_BOB;
 
 // OWASP ASVS 5.0 V7.4.3: taking an identity away ends the sessions it started, at once.
 describe.each(TEST_DIALECTS)('taking an identity away ends its sessions (%s)', (dialect) => {
   const suite = idpSuite({ clients: [idpClient()], users: USERS });
 
-  async function setUp() {
-    await suite.open(dialect);
-    await useIdp(suite.world, suite.idp);
-    await linkedAdmin(suite.world, { subject: 'alice-sub' });
-    await linkedAdmin(suite.world, { subject: 'bob-sub' }, 'bob');
-  }
+  const setUp = () => openWithAliceAndBob(suite, dialect);
 
-  async function federated(login: string) {
-    const answer = await signInThroughIdp(suite.world, login);
-    expect(answer.statusCode).toBe(200);
-    return answer.json<{ access_token: string; refresh_token: string }>();
-  }
+  const federated = (login: string) => tokensThroughIdp(suite.world, login);
 
   async function passwordSession(username: string) {
     return signIn(suite.world.app, { schoolId: SCHOOL, username, password: PASSWORD });
