@@ -80,10 +80,20 @@ export class UsageError extends Error {
 
 /**
  * The command line's exit codes (docs/operations.md). 1 and 2 were documented first and keep
- * their meaning; 3, 4 and 5 tell a supervisor that the storage, not the command, is at fault;
- * 5 (a newer release migrated the database) no restart of this release can mend.
+ * their meaning; 3 to 7 tell a supervisor that the storage or the installation, not the command,
+ * is at fault; no restart can mend 5 (a newer release migrated the database), 6 (the database
+ * file is damaged) or 7 (the SQLite driver was built for another Node.js).
  */
-export const EXIT_CODES = { refused: 1, invocation: 2, dataDir: 3, databaseUnreachable: 4, databaseNewer: 5, internal: 70 } as const;
+export const EXIT_CODES = {
+  refused: 1,
+  invocation: 2,
+  dataDir: 3,
+  databaseUnreachable: 4,
+  databaseNewer: 5,
+  databaseDamaged: 6,
+  driverBuild: 7,
+  internal: 70,
+} as const;
 
 /** The service cannot open its storage: a one-line message naming the setting, and its exit code. */
 export class StartupError extends Error {

@@ -47,6 +47,7 @@ export async function serve(config: Config, logger: Logger = createLogger(config
   holdTickObjectShape();
   const database = connect(config, {
     backgroundCheckpoints: { onError: (error) => logger.error({ err: error }, 'WAL checkpointer failed; SQLite checkpoints on its own') },
+    checkPages: true,
   });
   const services = await openServices(config, { database, logger });
   const app = await buildApp(services);

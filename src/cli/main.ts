@@ -54,7 +54,7 @@ program
   .action(async () => {
     loadDotEnv();
     const config = loadConfig();
-    const database = connect(config);
+    const database = connect(config, { checkPages: true });
     try {
       await checkReachable(database, config.databaseUrl);
       const applied = await migrateToLatest(database);

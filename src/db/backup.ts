@@ -1,6 +1,7 @@
 import { existsSync, linkSync, openSync, closeSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import SQLite from 'better-sqlite3';
+import { loadSqliteDriver } from './sqlite-driver-build.js';
 
 /** Every page in one step: the copy is one read transaction's snapshot, never restarted by writers. */
 const ALL_PAGES = 0x7fffffff;
@@ -12,6 +13,7 @@ const ALL_PAGES = 0x7fffffff;
  * fails if `target` exists: a backup never replaces a file, not even one created meanwhile.
  */
 export async function backupSqlite(source: string, target: string): Promise<{ bytes: number }> {
+  loadSqliteDriver();
   const temporary = join(dirname(target), `.${basename(target)}.${process.pid}.partial`);
   closeSync(openSync(temporary, 'wx', 0o600));
   const database = new SQLite(source, { fileMustExist: true });

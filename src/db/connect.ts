@@ -6,12 +6,16 @@ import pg from 'pg';
 import type { Config } from '../config/config.js';
 import type { Database } from './database.js';
 import { withNamedStatements } from './postgres-statements.js';
-import { startCheckpointer } from './wal-checkpointer.js';
+import { startCheckpointer, type Checkpointer } from './wal-checkpointer.js';
 import { sqliteKysely } from './sqlite-kysely.js';
 import type { DatabaseSchema } from './schema/index.js';
 import { SQLITE_FILE } from './database-target.js';
 import { explainSqliteOpenError } from './open-problem.js';
-import { makePrivateFile, prepareDataDir, restrictSqliteFiles } from './file-permissions.js';
+import { prepareDataDir, restrictSqliteFiles } from './file-permissions.js';
+import { withFileLock } from './migration-lock.js';
+import { loadSqliteDriver } from './sqlite-driver-build.js';
+import { checkIntact } from './sqlite-integrity.js';
+import { pingSqlite } from './sqlite-ping.js';
 
 export { SQLITE_FILE } from './database-target.js';
 
@@ -21,12 +25,15 @@ export interface SqliteOptions {
   readonly synchronous?: Config['sqliteSynchronous'];
   /** WAL checkpoints on a thread of their own (the server does this); see wal-checkpointer.ts. */
   readonly backgroundCheckpoints?: { readonly onError: (error: Error) => void };
+  /** Every page checked before anything is written (sqlite-integrity.ts): `serve` and `migrate`. */
+  readonly checkPages?: boolean;
 }
 
 /** Opens SQLite under DATA_DIR, or PostgreSQL when DATABASE_URL is set. */
 export function connect(config: StorageConfig, sqliteOptions: Omit<SqliteOptions, 'synchronous'> = {}): Database {
   if (config.databaseUrl !== undefined) return connectPostgres(config.databaseUrl, config.database);
   try {
+    loadSqliteDriver();
     prepareDataDir(config.dataDir);
     return connectSqlite(join(config.dataDir, SQLITE_FILE), { ...sqliteOptions, synchronous: config.sqliteSynchronous });
   } catch (error) {
@@ -41,68 +48,43 @@ export function connectSqlite(file: string, options: SqliteOptions = {}): Databa
   const synchronous = options.synchronous ?? 'NORMAL';
   if (file !== ':memory:') restrictSqliteFiles(file);
   const sqlite = new SQLite(file);
-  // WAL lets readers proceed during a write; busy_timeout makes a second process (the CLI) wait
-  // for the lock instead of failing at once. In WAL mode, synchronous=NORMAL keeps every committed
-  // transaction through a process crash and only risks the latest ones on an OS crash or power
-  // loss; FULL (SQLITE_SYNCHRONOUS) adds an fsync per commit, which blocks the event loop.
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma(`synchronous = ${synchronous}`);
-  sqlite.pragma('busy_timeout = 5000');
-  sqlite.pragma('foreign_keys = ON');
+  try {
+    // Before the first pragma: setting WAL on a file in another journal mode writes to it.
+    checkIntact(sqlite, options.checkPages === true ? 'pages' : 'schema');
+    // WAL lets readers proceed during a write; busy_timeout makes a second process (the CLI) wait
+    // for the lock instead of failing at once. In WAL mode, synchronous=NORMAL keeps every committed
+    // transaction through a process crash and only risks the latest ones on an OS crash or power
+    // loss; FULL (SQLITE_SYNCHRONOUS) adds an fsync per commit, which blocks the event loop.
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma(`synchronous = ${synchronous}`);
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('foreign_keys = ON');
+  } catch (error) {
+    // Closed, so that the WAL and shared-memory files it opened are removed again.
+    sqlite.close();
+    throw error;
+  }
   const checkpointer =
     options.backgroundCheckpoints === undefined
       ? undefined
       : startCheckpointer({ file, synchronous, intervalMs: 200, restartFrames: 4000, busyTimeoutMs: 1000 }, options.backgroundCheckpoints.onError);
   if (checkpointer !== undefined) sqlite.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_FRAMES}`);
+  return sqliteDatabase(sqlite, checkpointer);
+}
+
+/** The Database over an open, configured better-sqlite3 connection (connectSqlite's, or a test's). */
+export function sqliteDatabase(sqlite: SQLite.Database, checkpointer?: Checkpointer): Database {
   const { db, driver } = sqliteKysely(sqlite);
   return {
     db,
-    ping: async () => {
-      await sql`select 1`.execute(db);
-    },
-    withMigrationLock: (work) => withFileLock(`${file}.migration-lock`, work),
+    ping: () => pingSqlite(db, driver.connection, sqlite.name),
+    withMigrationLock: (work) => withFileLock(`${sqlite.name}.migration-lock`, work),
     poolStats: () => ({ total: 1, ...driver.stats() }),
     close: async () => {
       await checkpointer?.stop();
       await db.destroy();
     },
   };
-}
-
-/**
- * A lock between processes sharing one SQLite file (the server and the CLI starting together):
- * an exclusive transaction on a separate lock file, which a second process waits for.
- */
-async function withFileLock<T>(lockFile: string, work: () => Promise<T>): Promise<T> {
-  // Within one process the wait must not block the event loop (the holder needs it to finish),
-  // so callers queue on a promise first; the file lock then only ever waits for other processes.
-  const previous = lockQueues.get(lockFile) ?? Promise.resolve();
-  const turn = previous.then(() => holdFileLock(lockFile, work));
-  const settled = turn.then(
-    () => undefined,
-    () => undefined,
-  );
-  lockQueues.set(lockFile, settled);
-  try {
-    return await turn;
-  } finally {
-    if (lockQueues.get(lockFile) === settled) lockQueues.delete(lockFile);
-  }
-}
-
-const lockQueues = new Map<string, Promise<void>>();
-
-async function holdFileLock<T>(lockFile: string, work: () => Promise<T>): Promise<T> {
-  makePrivateFile(lockFile);
-  const lock = new SQLite(lockFile);
-  try {
-    lock.pragma('busy_timeout = 60000');
-    lock.exec('BEGIN EXCLUSIVE');
-    return await work();
-  } finally {
-    if (lock.inTransaction) lock.exec('COMMIT');
-    lock.close();
-  }
 }
 
 // Timestamps are BIGINT in PostgreSQL; they fit a JS number, so read them as numbers.

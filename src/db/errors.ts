@@ -8,10 +8,10 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (typeof code === 'string') {
     // Node socket errors, PostgreSQL connection exceptions (08), operator intervention (57: admin
     // shutdown, terminated backend, statement timeout, cannot connect now), insufficient resources
-    // (53), and SQLite's locked database.
+    // (53), SQLite's locked database and its full disk.
     if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN)$/.test(code)) return true;
     if (/^(08|57|53)/.test(code)) return true;
-    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') return true;
+    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === 'SQLITE_FULL') return true;
   }
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended/i.test(
     error.message,

@@ -1,4 +1,5 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, constants, existsSync, openSync, statSync } from 'node:fs';
+import { createDirectory } from './create-directory.js';
 
 /**
  * The SQLite files hold the private signing keys and the password hashes: only the service's
@@ -15,7 +16,7 @@ const PRIVATE_DIR = 0o700;
  */
 export function prepareDataDir(dir: string): void {
   if (!existsSync(dir)) {
-    mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
+    createDirectory(dir, PRIVATE_DIR);
     chmodSync(dir, PRIVATE_DIR);
     return;
   }
@@ -26,9 +27,14 @@ export function prepareDataDir(dir: string): void {
   );
 }
 
-/** Creates `file` 0600 if it is missing, and makes it 0600 if it exists. */
+/**
+ * Creates `file` 0600 if it is missing, and makes it 0600 if it exists. Only a regular file: a
+ * named pipe would hold the opening process until something reads it (O_NONBLOCK refuses at
+ * once whatever appears meanwhile).
+ */
 export function makePrivateFile(file: string): void {
-  closeSync(openSync(file, 'a', PRIVATE_FILE));
+  if (statSync(file, { throwIfNoEntry: false })?.isFile() === false) throw new Error(`${file} is not a regular file`);
+  closeSync(openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NONBLOCK, PRIVATE_FILE));
   chmodSync(file, PRIVATE_FILE);
 }
 

@@ -68,8 +68,13 @@ export async function checkReachable(database: Database, databaseUrl: string | u
   }
 }
 
-/** Why DATA_DIR (or the SQLite file in it) could not be opened, naming DATA_DIR and the fix. */
+/**
+ * Why DATA_DIR (or the SQLite file in it) could not be opened, naming DATA_DIR and the fix. What
+ * is already explained (a damaged file, a driver built for another Node.js) is not DATA_DIR's
+ * fault and keeps its own message.
+ */
 export function explainSqliteOpenError(error: unknown, dataDir: string): StartupError {
+  if (error instanceof StartupError) return error;
   const { code, message } = fieldsOf(error);
   const reasons: Record<string, string> = {
     ENOTDIR: 'not a directory',

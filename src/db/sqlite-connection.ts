@@ -1,9 +1,11 @@
 import type SQLite from 'better-sqlite3';
 import type { CompiledQuery, DatabaseConnection, QueryResult } from 'kysely';
+import { explainSqliteFailure, isDiskFull } from './sqlite-failures.js';
 
 /**
  * The one connection to a SQLite file, as Kysely's driver sees it. better-sqlite3 runs each
- * statement synchronously, so a statement is finished when `executeQuery` returns.
+ * statement synchronously, so a statement is finished when `executeQuery` returns. A failure
+ * that is about the file (a full disk, damage) is reported naming it (sqlite-failures.ts).
  *
  * Preparing costs more than running our small indexed queries, so prepared statements are kept
  * by SQL text (a bounded set: queries are fixed shapes).
@@ -11,13 +13,24 @@ import type { CompiledQuery, DatabaseConnection, QueryResult } from 'kysely';
 export class SqliteConnection implements DatabaseConnection {
   readonly #sqlite: SQLite.Database;
   readonly #statements = new Map<string, SQLite.Statement>();
+  #diskFull = false;
 
   constructor(sqlite: SQLite.Database) {
     this.#sqlite = sqlite;
   }
 
+  /** From a statement failing for want of space until `writable()`: only a write shows it is over. */
+  get diskFull(): boolean {
+    return this.#diskFull;
+  }
+
+  /** A write succeeded after the disk was found full. */
+  writable(): void {
+    this.#diskFull = false;
+  }
+
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    return settledWith(() => {
+    return this.#settledWith(() => {
       const statement = this.#prepare(query.sql);
       if (statement.reader) return { rows: statement.all(query.parameters) as R[] };
       const { changes, lastInsertRowid } = statement.run(query.parameters);
@@ -60,7 +73,8 @@ export class SqliteConnection implements DatabaseConnection {
       return results;
     } catch (error) {
       this.#rollBackQuietly();
-      return queries.map(() => asError(error));
+      const failure = this.#failure(error);
+      return queries.map(() => failure);
     }
   }
 
@@ -77,17 +91,45 @@ export class SqliteConnection implements DatabaseConnection {
     try {
       return { rows: this.#prepare(query.sql).all(query.parameters) };
     } catch (error) {
-      return asError(error);
+      return this.#failure(error);
     }
   }
 
-  /** Runs a statement that takes no parameters and returns nothing (begin, commit, rollback). */
+  /** Runs a statement that takes no parameters and returns nothing (begin, commit). */
   exec(text: string): Promise<void> {
-    return settledWith(() => void this.#prepare(text).run());
+    return this.#settledWith(() => void this.#prepare(text).run());
+  }
+
+  /**
+   * Rolls back the transaction, if it is still open: on a full disk (and on some I/O and memory
+   * errors) SQLite has already rolled it back itself, and a ROLLBACK would then fail with an
+   * error that hides the one that ended it.
+   */
+  rollBack(): Promise<void> {
+    return this.#settledWith(() => {
+      if (this.#sqlite.inTransaction) this.#prepare('rollback').run();
+    });
   }
 
   close(): Promise<void> {
-    return settledWith(() => void this.#sqlite.close());
+    return this.#settledWith(() => void this.#sqlite.close());
+  }
+
+  /**
+   * What an async function returning `work()` would give, without its extra promise and turns:
+   * better-sqlite3 has finished by the time it returns or throws.
+   */
+  #settledWith<T>(work: () => T): Promise<T> {
+    try {
+      return Promise.resolve(work());
+    } catch (error) {
+      return Promise.reject(this.#failure(error));
+    }
+  }
+
+  #failure(error: unknown): Error {
+    if (isDiskFull(error)) this.#diskFull = true;
+    return explainSqliteFailure(asError(error), this.#sqlite.name);
   }
 
   #prepare(text: string): SQLite.Statement {
@@ -98,18 +140,6 @@ export class SqliteConnection implements DatabaseConnection {
       this.#statements.set(text, statement);
     }
     return statement;
-  }
-}
-
-/**
- * What an async function returning `work()` would give, without its extra promise and turns:
- * better-sqlite3 has finished by the time it returns or throws.
- */
-function settledWith<T>(work: () => T): Promise<T> {
-  try {
-    return Promise.resolve(work());
-  } catch (error) {
-    return Promise.reject(asError(error));
   }
 }
 

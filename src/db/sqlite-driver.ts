@@ -94,12 +94,17 @@ export class BetterSqliteDriver implements Driver {
   }
 
   rollbackTransaction(): Promise<void> {
-    return this.#connection.exec('rollback');
+    return this.#connection.rollBack();
   }
 
   destroy(): Promise<void> {
     this.#reads.runNow();
     return this.#connection.close();
+  }
+
+  /** The connection, for what concerns the file rather than statements (a full disk). */
+  get connection(): SqliteConnection {
+    return this.#connection;
   }
 
   /** Whether the connection is free, and how many statements wait for it, for the pool metrics. */

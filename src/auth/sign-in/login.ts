@@ -47,7 +47,14 @@ export async function login(deps: AppContext, credentials: Credentials, context:
   }
   await upgradeHashIfNeeded(deps, admin, credentials.password);
   const challenge = await secondFactorChallenge(deps, admin);
-  if (challenge === undefined) return startSession(deps, admin, { account, ip }, context, PASSWORD_ONLY);
+  if (challenge === undefined) {
+    return startSession(deps, admin, { account, ip }, context, PASSWORD_ONLY).catch(async (error: unknown) => {
+      // The password was right: a session the database could not store (a full disk) is no
+      // failed login either, or the 503s would add up to a backoff the admin did not earn.
+      if (!(error instanceof AppError)) await releaseLoginAttempt(deps, account, ip).catch(() => undefined);
+      throw error;
+    });
+  }
   // A right password is not a failed login; the session waits for the second factor, which
   // settles the login throttle when it succeeds.
   await releaseLoginAttempt(deps, account, ip);

@@ -29,9 +29,10 @@ type Readiness = Pick<AppContext, 'database' | 'keys' | 'sealedSecrets'>;
 
 /**
  * Liveness and readiness: on the public port for load balancers, and on the management listener.
- * Ready: the database is reachable and migrated, and this instance opens its sealed secrets (the
- * signing key is loaded, as for signing, through the key cache; a TOTP secret is only met when
- * an admin uses it, and then reported to `sealedSecrets`).
+ * Ready: the database answers (on SQLite whose disk was found full, a write succeeds again:
+ * sqlite-ping.ts) and is migrated, and this instance opens its sealed secrets (the signing key
+ * is loaded, as for signing, through the key cache; a TOTP secret is only met when an admin uses
+ * it, and then reported to `sealedSecrets`).
  */
 export function registerHealthRoutes(app: FastifyInstance, deps: Readiness): void {
   app.get('/healthz', { schema: { summary: 'The process is up', tags: [TAG.operations], response: { 200: Status } } }, () => ({ status: 'ok' }));
@@ -46,9 +47,12 @@ export function registerHealthRoutes(app: FastifyInstance, deps: Readiness): voi
       },
     },
     async () => {
-      const ready = await isMigrated(deps.database).catch((error: unknown) => {
-        throw new AppError('UNAVAILABLE', { cause: error });
-      });
+      const ready = await deps.database
+        .ping()
+        .then(() => isMigrated(deps.database))
+        .catch((error: unknown) => {
+          throw new AppError('UNAVAILABLE', { cause: error });
+        });
       if (!ready) throw new AppError('UNAVAILABLE', { cause: new Error('database schema is not migrated') });
       const unopened = deps.sealedSecrets.unopened;
       if (unopened !== undefined) throw new AppError('UNAVAILABLE', { cause: new Error(unopened) });
