@@ -10,7 +10,7 @@ import { executionAsyncResource } from 'node:async_hooks';
  * V8's runtime, several times slower. Those maps live only as long as some tick object does. A
  * full garbage collection at a moment when no tick is pending frees them, the next tick builds new
  * ones, and the literal never recovers; whether that happened depended on when a collection ran
- * during start-up (bench/README.md, "Node's tick objects"). A tick object held here keeps the maps
+ * during start-up (bench/README.md, its ledger). A tick object held here keeps the maps
  * alive, so the literal keeps the one it started with.
  */
 let held: object | undefined;
