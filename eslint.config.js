@@ -1,6 +1,36 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * auth/'s layers, top to bottom (ARCHITECTURE.md): a file may import only what is at or below its
+ * own layer. Each entry: the files of a layer, then what sits above them.
+ */
+const AUTH_LAYERS = [
+  ['housekeeping.ts', 'key-encryption-upgrade.ts'],
+  ['sign-in/'],
+  ['sso/'],
+  ['mfa/'],
+  ['accounts/'],
+  ['sessions/'],
+  ['audit/'],
+  ['throttling/'],
+  ['context.ts'],
+  ['keys/'],
+  ['passwords/'],
+  ['events.ts', 'identity.ts', 'secure-random.ts'],
+];
+
+function authLayerRules() {
+  return AUTH_LAYERS.slice(1).map((layer, index) => {
+    const above = AUTH_LAYERS.slice(0, index + 1).flat();
+    const inFolder = layer[0].endsWith('/');
+    const prefix = inFolder ? '../' : './';
+    const files = layer.map((entry) => `src/auth/${entry}${entry.endsWith('/') ? '**/*' : ''}`);
+    const group = above.map((entry) => (entry.endsWith('/') ? `${prefix}${entry}*` : `${prefix}${entry.replace(/\.ts$/, '.js')}`));
+    return { files, rules: { 'no-restricted-imports': ['error', { patterns: [{ group, message: 'auth/ imports run down its layers (ARCHITECTURE.md)' }] }] } };
+  });
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'test-output/', 'data/', 'src/http/docs-assets/'] },
   js.configs.recommended,
@@ -36,4 +66,5 @@ export default tseslint.config(
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
   },
+  ...authLayerRules(),
 );

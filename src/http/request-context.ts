@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RequestContext } from '../auth/audit/events.js';
+import type { RequestContext } from '../auth/events.js';
 
 /** The client IP is the socket peer, or what a trusted proxy says (Fastify's trustProxy). */
 export function requestContext(request: FastifyRequest): RequestContext {

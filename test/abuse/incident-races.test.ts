@@ -6,7 +6,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { changePassword, setAdminEnabled } from '../../src/auth/accounts/admins.js';
 import { resumeSchool, suspendSchool } from '../../src/auth/accounts/schools.js';
-import { revokeSessionsOfAdmin } from '../../src/auth/sessions/session-control.js';
+import { revokeSessionsOfAdmin } from '../../src/auth/accounts/session-control.js';
 import { advanceCredentialEpoch } from '../../src/db/queries/admins.js';
 import { useTestApps, postJson, seedAdmin, signIn, type TestApp } from '../helpers/app.js';
 import { BODIES, ENDPOINTS, me, refresh } from '../helpers/contract.js';

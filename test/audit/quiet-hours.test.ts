@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CLI_CONTEXT, recordEvent } from '../../src/auth/audit/events.js';
+import { CLI_CONTEXT, recordEvent } from '../../src/auth/events.js';
 import { sealBatch } from '../../src/auth/audit/sealer.js';
 import type { Db } from '../../src/db/database.js';
 import { useTestApps } from '../helpers/app.js';

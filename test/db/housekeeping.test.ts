@@ -1,4 +1,4 @@
-import { canonicalKey } from '../../src/auth/accounts/identity.js';
+import { canonicalKey } from '../../src/auth/identity.js';
 import { accountOf, keys } from '../../src/auth/throttling/throttle-rules.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { prune } from '../../src/auth/housekeeping.js';

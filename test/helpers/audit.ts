@@ -1,4 +1,4 @@
-import { CLI_CONTEXT, recordEvent, type EventType } from '../../src/auth/audit/events.js';
+import { CLI_CONTEXT, recordEvent, type EventType } from '../../src/auth/events.js';
 import { sealBatch } from '../../src/auth/audit/sealer.js';
 import { verifyTrail } from '../../src/auth/audit/verify-trail.js';
 import type { AppContext } from '../../src/auth/context.js';

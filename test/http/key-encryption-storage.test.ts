@@ -1,6 +1,6 @@
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { encryptStoredSecrets } from '../../src/auth/keys/key-encryption-upgrade.js';
+import { encryptStoredSecrets } from '../../src/auth/key-encryption-upgrade.js';
 import { SigningKeys } from '../../src/auth/keys/signing-keys.js';
 import { listSigningKeys } from '../../src/db/queries/signing-keys.js';
 import { openServices } from '../../src/services.js';

@@ -2,7 +2,7 @@ import { hash as argon2Hash } from '@node-rs/argon2';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setAdminEnabled } from '../../src/auth/accounts/admins.js';
-import { canonicalKey } from '../../src/auth/accounts/identity.js';
+import { canonicalKey } from '../../src/auth/identity.js';
 import { resumeSchool, suspendSchool } from '../../src/auth/accounts/schools.js';
 import { findAdminForLogin } from '../../src/db/queries/admins.js';
 import { createTestApp, postJson, seedAdmin, type TestApp } from '../helpers/app.js';

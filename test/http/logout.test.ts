@@ -1,6 +1,6 @@
 import { decodeJwt } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { canonicalKey } from '../../src/auth/accounts/identity.js';
+import { canonicalKey } from '../../src/auth/identity.js';
 import { createTestApp, seedAdmin, signIn, type TestApp } from '../helpers/app.js';
 import { BODIES, ENDPOINTS, INVALID_TOKEN_CHALLENGE, auditEvents, logout, me, postRaw, refresh } from '../helpers/contract.js';
 import { TEST_DIALECTS } from '../helpers/database.js';

@@ -3,7 +3,7 @@ import { SignJWT, base64url, decodeJwt, decodeProtectedHeader, exportSPKI, gener
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { setAdminEnabled } from '../../src/auth/accounts/admins.js';
 import { suspendSchool } from '../../src/auth/accounts/schools.js';
-import { revokeSessionById } from '../../src/auth/sessions/session-control.js';
+import { revokeSessionById } from '../../src/auth/accounts/session-control.js';
 import { PASSWORD, createTestApp, seedAdmin, signIn, type TestApp } from '../helpers/app.js';
 import { BODIES, ENDPOINTS, logout, me, nowSeconds, storedSigningKeys } from '../helpers/contract.js';
 import { TEST_DIALECTS } from '../helpers/database.js';

@@ -2,7 +2,7 @@ import { decodeJwt } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { changePassword, setAdminEnabled } from '../../src/auth/accounts/admins.js';
 import { resumeSchool, suspendSchool } from '../../src/auth/accounts/schools.js';
-import { revokeSessionById, revokeSessionsOfAdmin } from '../../src/auth/sessions/session-control.js';
+import { revokeSessionById, revokeSessionsOfAdmin } from '../../src/auth/accounts/session-control.js';
 import { createTestApp, seedAdmin, signIn, type TestApp } from '../helpers/app.js';
 import { BODIES, INVALID_TOKEN_CHALLENGE, logout, me, nowSeconds, refresh } from '../helpers/contract.js';
 import { TEST_DIALECTS } from '../helpers/database.js';

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { setAdminEnabled } from '../../src/auth/accounts/admins.js';
 import { suspendSchool } from '../../src/auth/accounts/schools.js';
 import { logout as endByLogout } from '../../src/auth/sessions/logout.js';
-import { revokeSessionById, revokeSessionsOfAdmin } from '../../src/auth/sessions/session-control.js';
+import { revokeSessionById, revokeSessionsOfAdmin } from '../../src/auth/accounts/session-control.js';
 import { TestClock } from '../helpers/clock.js';
 import { useTestApps, postJson, seedAdmin, signIn, PASSWORD, type TestApp } from '../helpers/app.js';
 import { logout } from '../helpers/contract.js';

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { encryptStoredSecrets } from '../../src/auth/keys/key-encryption-upgrade.js';
+import { encryptStoredSecrets } from '../../src/auth/key-encryption-upgrade.js';
 import type { AppContext } from '../../src/auth/context.js';
 import type { Database } from '../../src/db/database.js';
 import { createLogger } from '../../src/runtime/logger.js';

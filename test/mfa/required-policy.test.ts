@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { requireAdmin } from '../../src/auth/accounts/admins.js';
-import { PASSWORD_ONLY } from '../../src/auth/mfa/assurance.js';
+import { PASSWORD_ONLY } from '../../src/auth/keys/assurance.js';
 import { setMfaPolicy } from '../../src/auth/mfa/operator.js';
-import { startSession } from '../../src/auth/sign-in/session-start.js';
+import { startSession } from '../../src/auth/sessions/session-start.js';
 import { accountOf } from '../../src/auth/throttling/throttle-rules.js';
 import { postJson, seedAdmin, signIn, useTestApps } from '../helpers/app.js';
 import { TEST_DIALECTS } from '../helpers/database.js';

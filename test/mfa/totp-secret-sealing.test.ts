@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encryptStoredSecrets } from '../../src/auth/keys/key-encryption-upgrade.js';
+import { encryptStoredSecrets } from '../../src/auth/key-encryption-upgrade.js';
 import { openFactorSecret, sealFactorSecret } from '../../src/auth/mfa/secret-box.js';
 import { replaceTotpSecret } from '../../src/db/queries/mfa-secrets.js';
 import type { KeyEncryptionKey } from '../../src/config/key-encryption-key.js';

@@ -4,9 +4,9 @@ import { findAdminForLogin, insertAdmin, setAdminDisabled, updatePasswordHash, t
 import { inTransaction } from '../../db/database.js';
 import { deleteMfaThrottle } from '../../db/queries/mfa-throttle.js';
 import { UsageError } from '../../errors.js';
-import { CLI_CONTEXT, aboutAdmin, recordEvent } from '../audit/events.js';
+import { CLI_CONTEXT, aboutAdmin, recordEvent } from '../events.js';
 import type { AppContext } from '../context.js';
-import { canonicalKey } from './identity.js';
+import { canonicalKey } from '../identity.js';
 import { checkNewPassword } from '../passwords/passwords.js';
 import { checkIdentifier, requireSchool } from './schools.js';
 import { accountOf } from '../throttling/throttle-rules.js';

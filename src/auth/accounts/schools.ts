@@ -3,9 +3,9 @@ import type { Db } from '../../db/database.js';
 import { findSchool, insertSchool, setSchoolSuspended, type School } from '../../db/queries/schools.js';
 import { inTransaction } from '../../db/database.js';
 import { UsageError } from '../../errors.js';
-import { CLI_CONTEXT, recordEvent } from '../audit/events.js';
+import { CLI_CONTEXT, recordEvent } from '../events.js';
 import type { AppContext } from '../context.js';
-import { canonicalKey } from './identity.js';
+import { canonicalKey } from '../identity.js';
 import { endSessions } from '../sessions/end-sessions.js';
 
 export const MAX_SCHOOL_ID_LENGTH = 128;

@@ -1,6 +1,6 @@
 import { pruneSealedEvents } from '../../db/queries/audit-pruning.js';
 import type { AppContext } from '../context.js';
-import { CLI_CONTEXT, recordEvent } from './events.js';
+import { CLI_CONTEXT, recordEvent } from '../events.js';
 
 /**
  * Removes audit events older than `cutoffMs`, but only whole sealed stretches: up to the last

@@ -6,7 +6,7 @@ import type { Config } from '../../config/config.js';
 import { AppError } from '../../errors.js';
 import { ACCESS_TOKEN_TYPE } from '../../verifier/access-token-type.js';
 import { signJwt, signJwtAlone } from './jws.js';
-import { PASSWORD_ONLY, type Acr, type Assurance } from '../mfa/assurance.js';
+import { PASSWORD_ONLY, type Acr, type Assurance } from './assurance.js';
 import type { SigningKeys } from './signing-keys.js';
 import { assertTokenLifetime } from '../../verifier/token-lifetime.js';
 

@@ -4,7 +4,7 @@ import type { Config, JwtAlg } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
 import { markSigningKeyRevoked, type SigningKeyRow } from '../../db/queries/signing-keys.js';
 import { UsageError } from '../../errors.js';
-import { CLI_CONTEXT, recordEvent } from '../audit/events.js';
+import { CLI_CONTEXT, recordEvent } from '../events.js';
 import { createSigningKey, describeSigningKeys } from './signing-keys.js';
 
 export interface KeyRevocation {

@@ -6,7 +6,7 @@ import type { Config, JwtAlg } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
 import type { KeyEncryptionKey } from '../../config/key-encryption-key.js';
 import { insertSigningKey, insertSigningKeyUnlessOneSigns, listSigningKeys, type SigningKeyRow } from '../../db/queries/signing-keys.js';
-import { recordEvent, SERVER_CONTEXT } from '../audit/events.js';
+import { recordEvent, SERVER_CONTEXT } from '../events.js';
 import { checkStoredKeysOpen, openPrivateJwk, sealPrivateJwk } from './key-encryption.js';
 import { ACCESS_TOKEN_TYPE } from '../../verifier/access-token-type.js';
 import { createJwsSigner, type JwsSigner } from './jws.js';

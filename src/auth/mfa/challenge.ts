@@ -6,7 +6,7 @@ import { listFactors } from '../../db/queries/mfa-factors.js';
 import { countRecoveryCodesLeft } from '../../db/queries/mfa-recovery-codes.js';
 import type { Db } from '../../db/database.js';
 import { AppError } from '../../errors.js';
-import type { Federation } from '../sign-in/session-start.js';
+import type { Federation } from '../sessions/session-start.js';
 import { MFA_TOKEN_LIFETIME, generateMfaToken, hashMfaToken } from './mfa-token.js';
 
 export type MfaMethod = 'totp' | 'webauthn' | 'recovery_code';

@@ -1,9 +1,9 @@
 import { nowSeconds } from '../../runtime/clock.js';
 import type { AppContext } from '../context.js';
 import { replaceRecoveryCodes } from '../../db/queries/mfa-recovery-codes.js';
-import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
-import type { LoginResult } from '../sign-in/session-start.js';
-import type { Assurance } from './assurance.js';
+import { aboutAdmin, recordEvent, type RequestContext } from '../events.js';
+import type { LoginResult } from '../sessions/session-start.js';
+import type { Assurance } from '../keys/assurance.js';
 import { bearerEnded, epochOf, type MfaPrincipal } from './principal.js';
 import { generateRecoveryCodes, hashRecoveryCode } from './recovery-codes.js';
 import { completeSignIn } from './verify.js';

@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import type { ChallengeRef } from '../../db/queries/mfa-challenges.js';
 import { claimTotpStep, listFactors, type MfaFactor } from '../../db/queries/mfa-factors.js';
 import { useRecoveryCode } from '../../db/queries/mfa-recovery-codes.js';
-import { PASSWORD_AND_OTP, PASSWORD_AND_RECOVERY_CODE, type Assurance } from './assurance.js';
+import { PASSWORD_AND_OTP, PASSWORD_AND_RECOVERY_CODE, type Assurance } from '../keys/assurance.js';
 import { checkPasskey } from './passkey-sign-in.js';
 import { hashRecoveryCode } from './recovery-codes.js';
 import { openFactorSecret } from './secret-box.js';

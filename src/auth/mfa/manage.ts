@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import { deleteFactor, listFactors } from '../../db/queries/mfa-factors.js';
 import { countRecoveryCodesLeft, deleteRecoveryCodes, replaceRecoveryCodes } from '../../db/queries/mfa-recovery-codes.js';
 import { AppError } from '../../errors.js';
-import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
+import { aboutAdmin, recordEvent, type RequestContext } from '../events.js';
 import { bearerEnded, epochOf, requireFactorManager, type MfaPrincipal } from './principal.js';
 import { generateRecoveryCodes, hashRecoveryCode } from './recovery-codes.js';
 

@@ -7,7 +7,7 @@ import { deleteMfaThrottle, isMfaLocked } from '../../db/queries/mfa-throttle.js
 import { setSchoolMfaPolicy } from '../../db/queries/schools.js';
 import { UsageError } from '../../errors.js';
 import { type AdminRef, requireAdmin } from '../accounts/admins.js';
-import { CLI_CONTEXT, aboutAdmin, recordEvent } from '../audit/events.js';
+import { CLI_CONTEXT, aboutAdmin, recordEvent } from '../events.js';
 import { endSessions } from '../sessions/end-sessions.js';
 import { requireSchool } from '../accounts/schools.js';
 

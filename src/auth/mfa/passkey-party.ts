@@ -4,7 +4,7 @@ import type { Db } from '../../db/database.js';
 import { listFactors, type MfaFactor } from '../../db/queries/mfa-factors.js';
 import type { WebauthnConfig } from '../../config/webauthn.js';
 import { AppError } from '../../errors.js';
-import type { Assurance } from './assurance.js';
+import type { Assurance } from '../keys/assurance.js';
 import { MFA_TOKEN_LIFETIME } from './mfa-token.js';
 
 /** ES256, EdDSA, RS256 (COSE ids): what passkeys and security keys offer, as the JWKS does. */

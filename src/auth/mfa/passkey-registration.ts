@@ -4,7 +4,7 @@ import { nowSeconds } from '../../runtime/clock.js';
 import type { AppContext } from '../context.js';
 import { insertPasskey, saveRegistrationChallenge, takeRegistrationChallenge } from '../../db/queries/webauthn.js';
 import { AppError } from '../../errors.js';
-import type { RequestContext } from '../audit/events.js';
+import type { RequestContext } from '../events.js';
 import { finishEnrollment, type Confirmation } from './enrollment-finish.js';
 import { PASSKEY_ALGORITHMS, PASSKEY_CHALLENGE_LIFETIME, PASSKEY_TIMEOUT_MS, passkeyAssurance, passkeyDescriptors, relyingParty, signedChallenge } from './passkey-party.js';
 import { epochOf, requireFactorManager, type MfaPrincipal } from './principal.js';

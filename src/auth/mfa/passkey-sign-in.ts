@@ -4,7 +4,7 @@ import type { AppContext } from '../context.js';
 import { saveSignInChallenge, takeSignInChallenge, type ChallengeRef } from '../../db/queries/mfa-challenges.js';
 import { advanceSignCount, findCredential } from '../../db/queries/webauthn.js';
 import { AppError } from '../../errors.js';
-import type { Assurance } from './assurance.js';
+import type { Assurance } from '../keys/assurance.js';
 import { PASSKEY_TIMEOUT_MS, passkeyAssurance, passkeyDescriptors, relyingParty, signedChallenge, transportsOf } from './passkey-party.js';
 import { openChallenge } from './challenge.js';
 

@@ -5,7 +5,7 @@ import { findSessionAuthTime } from '../../db/queries/sessions.js';
 import { nowSeconds } from '../../runtime/clock.js';
 import { AppError } from '../../errors.js';
 import { authenticateAccessToken } from '../sessions/current-admin.js';
-import type { Acr } from './assurance.js';
+import type { Acr } from '../keys/assurance.js';
 import { openChallenge, type OpenedChallenge } from './challenge.js';
 
 type Admin = NonNullable<Awaited<ReturnType<typeof findAdminById>>>;

@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import { findMfaThrottle, releaseMfaAttempts, reserveMfaAttempt, type MfaAttempt, type MfaThrottleRules } from '../../db/queries/mfa-throttle.js';
 import { isKnownClientIp } from '../../db/queries/throttle.js';
 import { AppError } from '../../errors.js';
-import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
+import { aboutAdmin, recordEvent, type RequestContext } from '../events.js';
 import { accountOf } from '../throttling/throttle-rules.js';
 
 /**

@@ -2,7 +2,7 @@ import type { Algorithm } from '@node-rs/argon2';
 import { secureRandomBytes } from '../secure-random.js';
 import { phcParams, type Argon2Params } from './hash-params.js';
 import { HashThreads } from './hash-threads.js';
-import { normalizePassword } from '../accounts/identity.js';
+import { normalizePassword } from '../identity.js';
 import { WorkQueue } from './work-queue.js';
 
 export const MIN_PASSWORD_LENGTH = 12;

@@ -2,7 +2,7 @@ import { nowSeconds } from '../../runtime/clock.js';
 import { inTransaction } from '../../db/database.js';
 import { advanceCredentialEpoch, findAdminById } from '../../db/queries/admins.js';
 import { revokeSessions, type RevokeScope } from '../../db/queries/session-ending.js';
-import { aboutAdmin, recordEvent, type AuditEntry, type EventType, type RequestContext } from '../audit/events.js';
+import { aboutAdmin, recordEvent, type AuditEntry, type EventType, type RequestContext } from '../events.js';
 import type { AppContext } from '../context.js';
 
 /** Who an audit event is about. */

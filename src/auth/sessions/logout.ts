@@ -1,4 +1,4 @@
-import type { RequestContext } from '../audit/events.js';
+import type { RequestContext } from '../events.js';
 import type { AppContext } from '../context.js';
 import { endSessions } from './end-sessions.js';
 import { hashRefreshToken } from './refresh-token.js';

@@ -3,10 +3,10 @@ import { findAdminById } from '../../db/queries/admins.js';
 import { listUnrevokedSessionsOfAdmin } from '../../db/queries/other-sessions.js';
 import { AppError } from '../../errors.js';
 import type { AccessTokenClaims } from '../keys/access-token.js';
-import { aboutAdmin, type RequestContext } from '../audit/events.js';
+import { aboutAdmin, type RequestContext } from '../events.js';
 import { endOtherSessions } from './end-other-sessions.js';
 import { endSessions } from './end-sessions.js';
-import type { Acr } from '../mfa/assurance.js';
+import type { Acr } from '../keys/assurance.js';
 import type { AppContext } from '../context.js';
 import { isSessionAlive } from '../../db/queries/session-liveness.js';
 

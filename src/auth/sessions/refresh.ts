@@ -6,9 +6,9 @@ import { touchSession } from '../../db/queries/sessions.js';
 import { isSessionAlive } from '../../db/queries/session-liveness.js';
 import { AppError } from '../../errors.js';
 import { issueAccessToken } from '../keys/access-token.js';
-import type { RequestContext } from '../audit/events.js';
+import type { RequestContext } from '../events.js';
 import type { AppContext } from '../context.js';
-import { assuranceOf } from '../mfa/assurance.js';
+import { assuranceOf } from '../keys/assurance.js';
 import { endSessions } from './end-sessions.js';
 import { generateRefreshToken, hashRefreshToken, openSuccessor, sealSuccessor } from './refresh-token.js';
 

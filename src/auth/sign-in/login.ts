@@ -2,17 +2,17 @@ import { isPasswordLoginOff } from '../../db/queries/sso-settings.js';
 import { SSO_ONLY_PASSWORD_HASH } from '../sso/links.js';
 import { findAdminForLogin, replacePasswordHash, type AdminForLogin } from '../../db/queries/admins.js';
 import { AppError } from '../../errors.js';
-import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
+import { aboutAdmin, recordEvent, type RequestContext } from '../events.js';
 import type { AppContext } from '../context.js';
-import { canonicalKey } from '../accounts/identity.js';
-import { PASSWORD_ONLY } from '../mfa/assurance.js';
+import { canonicalKey } from '../identity.js';
+import { PASSWORD_ONLY } from '../keys/assurance.js';
 import { secondFactorChallenge, type SecondFactorChallenge } from '../mfa/challenge.js';
-import { startSession, type LoginResult } from './session-start.js';
+import { startSession, type LoginResult } from '../sessions/session-start.js';
 import { accountOf } from '../throttling/throttle-rules.js';
-import { admitPasswordCheck, recordPasswordFailure } from './login-attempt.js';
+import { admitPasswordCheck, recordPasswordFailure } from '../throttling/login-attempt.js';
 import { releaseLoginAttempt } from '../throttling/throttle.js';
 
-export type { LoginResult } from './session-start.js';
+export type { LoginResult } from '../sessions/session-start.js';
 
 export interface Credentials {
   readonly schoolId: string;

@@ -4,7 +4,7 @@ import { nowSeconds } from '../../runtime/clock.js';
 import { inTransaction } from '../../db/database.js';
 import { listSsoSettings } from '../../db/queries/sso-settings.js';
 import { consumeLogoutToken } from '../../db/queries/sso-login-codes.js';
-import type { RequestContext } from '../audit/events.js';
+import type { RequestContext } from '../events.js';
 import { endSessions } from '../sessions/end-sessions.js';
 import type { AppContext } from '../context.js';
 import { DOCUMENT_LIMIT, boundedFetch } from './bounded-fetch.js';

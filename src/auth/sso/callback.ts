@@ -4,7 +4,7 @@ import { countCallbackFailure, isCallbackThrottled } from '../../db/queries/sso-
 import { consumeState } from '../../db/queries/sso-login-codes.js';
 import { findSsoSettings } from '../../db/queries/sso-settings.js';
 import { AppError } from '../../errors.js';
-import { recordEvent, type RequestContext } from '../audit/events.js';
+import { recordEvent, type RequestContext } from '../events.js';
 import type { AppContext } from '../context.js';
 import { matchIdentity } from './identity-match.js';
 import { issueLoginCode } from './login-code.js';

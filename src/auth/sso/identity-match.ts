@@ -2,7 +2,7 @@ import { nowSeconds } from '../../runtime/clock.js';
 import { findAdminById, type AdminForLogin } from '../../db/queries/admins.js';
 import { bindEmailLink, findLinkByEmail, findLinkByIdentity } from '../../db/queries/sso-links.js';
 import type { SsoSettingsRow } from '../../db/queries/sso-settings.js';
-import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
+import { aboutAdmin, recordEvent, type RequestContext } from '../events.js';
 import type { AppContext } from '../context.js';
 import { emailKey } from './email-address.js';
 import { PROFILES, type Claims } from './providers.js';

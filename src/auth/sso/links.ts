@@ -5,11 +5,11 @@ import { deleteSsoLink, findLinkOfAdmin, putSsoLink, type SsoLink } from '../../
 import { findSsoSettings } from '../../db/queries/sso-settings.js';
 import { inTransaction } from '../../db/database.js';
 import { UsageError } from '../../errors.js';
-import { CLI_CONTEXT, aboutAdmin, recordEvent } from '../audit/events.js';
+import { CLI_CONTEXT, aboutAdmin, recordEvent } from '../events.js';
 import { endSessions } from '../sessions/end-sessions.js';
 import type { AppContext } from '../context.js';
 import { MAX_USERNAME_LENGTH, requireAdmin, type AdminRef } from '../accounts/admins.js';
-import { canonicalKey } from '../accounts/identity.js';
+import { canonicalKey } from '../identity.js';
 import { checkIdentifier, requireSchool } from '../accounts/schools.js';
 import { emailKey } from './email-address.js';
 

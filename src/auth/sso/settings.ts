@@ -3,7 +3,7 @@ import { inTransaction } from '../../db/database.js';
 import { isLoopbackUrlHost } from '../../config/sso.js';
 import { deleteSsoSettings, findSsoSettings, upsertSsoSettings, type SsoSettingsRow } from '../../db/queries/sso-settings.js';
 import { UsageError } from '../../errors.js';
-import { CLI_CONTEXT } from '../audit/events.js';
+import { CLI_CONTEXT } from '../events.js';
 import { endSessions } from '../sessions/end-sessions.js';
 import type { AppContext } from '../context.js';
 import { requireSchool } from '../accounts/schools.js';

@@ -3,7 +3,7 @@ import { nowSeconds } from '../../runtime/clock.js';
 import { findSsoSettings } from '../../db/queries/sso-settings.js';
 import { AppError } from '../../errors.js';
 import type { AppContext } from '../context.js';
-import { canonicalKey } from '../accounts/identity.js';
+import { canonicalKey } from '../identity.js';
 import { PROFILES } from './providers.js';
 import { IdpUnavailableError } from './discovery-cache.js';
 import { issuerUsable, relyingParty } from './relying-party.js';

@@ -1,10 +1,10 @@
 import { findAdminById } from '../../db/queries/admins.js';
 import { AppError } from '../../errors.js';
-import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
+import { aboutAdmin, recordEvent, type RequestContext } from '../events.js';
 import type { AppContext } from '../context.js';
-import type { Assurance } from '../mfa/assurance.js';
+import type { Assurance } from '../keys/assurance.js';
 import { secondFactorChallenge, type SecondFactorChallenge } from '../mfa/challenge.js';
-import { startSession, type LoginResult } from '../sign-in/session-start.js';
+import { startSession, type LoginResult } from '../sessions/session-start.js';
 import { accountOf } from '../throttling/throttle-rules.js';
 import { redeemLoginCode } from './login-code.js';
 

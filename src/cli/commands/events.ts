@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { canonicalKey } from '../../auth/accounts/identity.js';
+import { canonicalKey } from '../../auth/identity.js';
 import { listEvents } from '../../db/queries/events.js';
 import { UsageError } from '../../errors.js';
 import { describeEvent } from '../event-text.js';

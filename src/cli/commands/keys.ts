@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { CLI_CONTEXT, recordEvent } from '../../auth/audit/events.js';
-import { encryptStoredSecrets } from '../../auth/keys/key-encryption-upgrade.js';
+import { CLI_CONTEXT, recordEvent } from '../../auth/events.js';
+import { encryptStoredSecrets } from '../../auth/key-encryption-upgrade.js';
 import { revokeSigningKey } from '../../auth/keys/key-revocation.js';
 import { createSigningKey, describeSigningKeys } from '../../auth/keys/signing-keys.js';
 import { nowSeconds } from '../../runtime/clock.js';

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { canonicalKey } from '../../auth/accounts/identity.js';
+import { canonicalKey } from '../../auth/identity.js';
 import { isSessionAlive } from '../../db/queries/session-liveness.js';
 import { requireSchool } from '../../auth/accounts/schools.js';
-import { revokeSessionById, revokeSessionsOfAdmin } from '../../auth/sessions/session-control.js';
+import { revokeSessionById, revokeSessionsOfAdmin } from '../../auth/accounts/session-control.js';
 import { nowSeconds } from '../../runtime/clock.js';
 import { listSessions } from '../../db/queries/sessions.js';
 import { UsageError } from '../../errors.js';

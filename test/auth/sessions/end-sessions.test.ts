@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
 import { endSessions } from '../../../src/auth/sessions/end-sessions.js';
-import { revokeSessionsOfAdmin } from '../../../src/auth/sessions/session-control.js';
+import { revokeSessionsOfAdmin } from '../../../src/auth/accounts/session-control.js';
 import { inTransaction } from '../../../src/db/database.js';
 import { postJson, seedAdmin, signIn, useTestApps, type TestApp } from '../../helpers/app.js';
 import { TEST_DIALECTS } from '../../helpers/database.js';

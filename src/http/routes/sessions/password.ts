@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { NewPasswordRejected, changeOwnPassword } from '../../../auth/passwords/password-change.js';
+import { NewPasswordRejected, changeOwnPassword } from '../../../auth/accounts/password-change.js';
 import type { AppContext } from '../../../auth/context.js';
 import { ValidationFailure } from '../../body/validation-failure.js';
 import { claimsOf, requireBearer } from '../../bearer-auth.js';

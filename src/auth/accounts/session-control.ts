@@ -1,8 +1,8 @@
 import { findSession } from '../../db/queries/sessions.js';
 import { UsageError } from '../../errors.js';
-import { requireAdmin, type AdminRef } from '../accounts/admins.js';
-import { CLI_CONTEXT, aboutAdmin } from '../audit/events.js';
-import { endSessions } from './end-sessions.js';
+import { requireAdmin, type AdminRef } from './admins.js';
+import { CLI_CONTEXT, aboutAdmin } from '../events.js';
+import { endSessions } from '../sessions/end-sessions.js';
 import type { AppContext } from '../context.js';
 
 type Deps = Pick<AppContext, 'db' | 'clock'>;

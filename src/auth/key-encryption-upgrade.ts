@@ -1,15 +1,15 @@
-import type { Clock } from '../../runtime/clock.js';
-import type { Config } from '../../config/config.js';
-import type { Db } from '../../db/database.js';
-import { replaceTotpSecret } from '../../db/queries/mfa-secrets.js';
-import { replacePrivateJwk } from '../../db/queries/signing-key-storage.js';
-import { listSigningKeys } from '../../db/queries/signing-keys.js';
-import { UsageError } from '../../errors.js';
-import { CLI_CONTEXT, recordEvent } from '../audit/events.js';
-import { checkStoredKeysOpen, isSealed, sealPrivateJwk } from './key-encryption.js';
-import { listTotpSecretsThatOpen, sealFactorSecret } from '../mfa/secret-box.js';
-import { replaceClientSecret } from '../../db/queries/sso-settings.js';
-import { listClientSecretsThatOpen, sealClientSecret } from '../sso/client-secret.js';
+import type { Clock } from '../runtime/clock.js';
+import type { Config } from '../config/config.js';
+import type { Db } from '../db/database.js';
+import { replaceTotpSecret } from '../db/queries/mfa-secrets.js';
+import { replacePrivateJwk } from '../db/queries/signing-key-storage.js';
+import { listSigningKeys } from '../db/queries/signing-keys.js';
+import { UsageError } from '../errors.js';
+import { CLI_CONTEXT, recordEvent } from './events.js';
+import { checkStoredKeysOpen, isSealed, sealPrivateJwk } from './keys/key-encryption.js';
+import { listTotpSecretsThatOpen, sealFactorSecret } from './mfa/secret-box.js';
+import { replaceClientSecret } from '../db/queries/sso-settings.js';
+import { listClientSecretsThatOpen, sealClientSecret } from './sso/client-secret.js';
 
 export interface KeyEncryptionUpgrade {
   /** The signing keys this run encrypted; empty when there was nothing left to do. */

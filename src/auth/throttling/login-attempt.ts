@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
 import { AppError } from '../../errors.js';
-import { recordEvent, type AuditEntry, type RequestContext } from '../audit/events.js';
-import { lockedByThisFailure, reserveLoginAttempt, type Reservation } from '../throttling/throttle.js';
+import { recordEvent, type AuditEntry, type RequestContext } from '../events.js';
+import { lockedByThisFailure, reserveLoginAttempt, type Reservation } from './throttle.js';
 
 type Who = Pick<AuditEntry, 'schoolId' | 'username' | 'adminId'>;
 type Granted = Reservation & { granted: true };

@@ -1,11 +1,11 @@
 import { findAdminById, type AdminForLogin } from '../../db/queries/admins.js';
 import { AppError } from '../../errors.js';
 import type { AccessTokenClaims } from '../keys/access-token.js';
-import { aboutAdmin, type RequestContext } from '../audit/events.js';
+import { aboutAdmin, type RequestContext } from '../events.js';
 import type { AppContext } from '../context.js';
-import { checkNewPassword } from './passwords.js';
+import { checkNewPassword } from '../passwords/passwords.js';
 import { accountOf } from '../throttling/throttle-rules.js';
-import { admitPasswordCheck, recordPasswordFailure } from '../sign-in/login-attempt.js';
+import { admitPasswordCheck, recordPasswordFailure } from '../throttling/login-attempt.js';
 import { releaseLoginAttempt } from '../throttling/throttle.js';
 import { endOtherSessions } from '../sessions/end-other-sessions.js';
 

@@ -1,7 +1,7 @@
 import { userInfo } from 'node:os';
-import type { Clock } from '../../runtime/clock.js';
-import type { Db } from '../../db/database.js';
-import { insertEvent } from '../../db/queries/events.js';
+import type { Clock } from '../runtime/clock.js';
+import type { Db } from '../db/database.js';
+import { insertEvent } from '../db/queries/events.js';
 
 export type EventType =
   | 'login.success'

@@ -5,9 +5,9 @@ import type { AdminForLogin } from '../../db/queries/admins.js';
 import { insertSession } from '../../db/queries/sessions.js';
 import { AppError } from '../../errors.js';
 import { issueAccessToken } from '../keys/access-token.js';
-import { aboutAdmin, recordEvent, type RequestContext } from '../audit/events.js';
-import { amrText, type Assurance } from '../mfa/assurance.js';
-import { generateRefreshToken, hashRefreshToken } from '../sessions/refresh-token.js';
+import { aboutAdmin, recordEvent, type RequestContext } from '../events.js';
+import { amrText, type Assurance } from '../keys/assurance.js';
+import { generateRefreshToken, hashRefreshToken } from './refresh-token.js';
 import { settleLoginSuccess } from '../throttling/throttle.js';
 
 export interface LoginResult {
