@@ -2,6 +2,7 @@
 // Load benchmark of the real service: see bench/README.md. `node bench/run.mjs --help`.
 import process from 'node:process';
 import { setTimeout } from 'node:timers';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -20,6 +21,12 @@ import * as S from './lib/scenarios.mjs';
 process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, os.availableParallelism()));
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+// `--targets [targets.mjs options]`: the targets of bench/README.md on this checkout instead.
+if (process.argv.includes('--targets')) {
+  const args = process.argv.slice(2).filter((arg) => arg !== '--targets');
+  const { status } = spawnSync(process.execPath, [join(root, 'bench/targets.mjs'), root, ...args], { stdio: 'inherit' });
+  process.exit(status ?? 1);
+}
 const resultsDir = new URL('./results/', import.meta.url);
 const started = Date.now();
 const log = (message) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s] ${message}\n`);

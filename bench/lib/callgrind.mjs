@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 
 /** What ran an instruction, from the function's name and the object file it is in; first match wins. */
 const KINDS = [
+  ['argon2id (@node-rs/argon2)', (fn, ob) => ob.includes('argon2')],
   ['SQLite (better-sqlite3)', (fn, ob) => ob.includes('better_sqlite3')],
   ['JavaScript, compiled', (fn, ob) => ob === '???'],
   ['ECDSA and big numbers', (fn) => /ecp_|ecdsa|ECDSA|EC_|ec_|bn_|BN_/.test(fn)],

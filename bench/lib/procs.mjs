@@ -201,12 +201,16 @@ export async function startServer({ entry, env, cwd, cpuProfDir, readyTimeoutMs 
   throw lastError;
 }
 
-/** Starts bench/bare-server.mjs; it prints the port it listens on. */
-export async function startBare(script, env) {
-  const child = track(spawn(process.execPath, [script], { env, stdio: ['ignore', 'pipe', 'inherit'] }));
+/**
+ * Starts bench/bare-server.mjs (or another script that prints "listening <port>", such as
+ * limit-server.mjs), with `nodeOptions`, under `launcher` if given (valgrind's).
+ */
+export async function startBare(script, env, { launcher = [], nodeOptions = [], readyTimeoutMs = 10_000 } = {}) {
+  const [command, ...args] = [...launcher, process.execPath, ...nodeOptions, script];
+  const child = track(spawn(command, args, { env, stdio: ['ignore', 'pipe', 'inherit'] }));
   const port = await new Promise((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error('bare server did not start')), 10_000);
+    const timer = setTimeout(() => reject(new Error(`${script} did not start`)), readyTimeoutMs);
     child.stdout.on('data', (chunk) => {
       out += chunk;
       const match = /listening (\d+)/.exec(out);
@@ -215,7 +219,7 @@ export async function startBare(script, env) {
         resolve(Number(match[1]));
       }
     });
-    child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
   });
   return { child, pid: child.pid, port, url: `http://127.0.0.1:${port}` };
 }
