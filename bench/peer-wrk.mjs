@@ -6,7 +6,7 @@
 // scenario, the median of ours/peer requests a second.
 //   node bench/peer-wrk.mjs <tree> [pairs=3] [--seconds=5]
 import console from 'node:console';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import process from 'node:process';
@@ -52,11 +52,19 @@ async function peer(seconds) {
   const run = {};
   try {
     for (const rotation of [false, true]) {
+      // A rotation's warm-up consumes its tokens: the measured run has its own.
       const TOKENS_FILE = join(dir, 'tokens.txt');
-      const server = await startBare(join(bench, 'peer-server.mjs'), { PATH: process.env.PATH, TOKENS: '1000', TOKENS_FILE, ROTATION: rotation ? 'on' : 'off' });
+      const server = await startBare(join(bench, 'peer-server.mjs'), { PATH: process.env.PATH, TOKENS: '240', TOKENS_FILE, ROTATION: rotation ? 'on' : 'off' });
       try {
         const env = { TOKENS_FILE, ROTATION: rotation ? 'on' : 'off' };
-        if (rotation) run.rotation = await measure(server.url, 'peer', env, seconds);
+        if (rotation) {
+          const tokens = (await readFile(TOKENS_FILE, 'utf8')).trim().split('\n');
+          const [warm, measured] = [join(dir, 'warm.txt'), join(dir, 'measured.txt')];
+          await writeFile(warm, `${tokens.slice(0, 120).join('\n')}\n`);
+          await writeFile(measured, `${tokens.slice(120).join('\n')}\n`);
+          await runWrk(server.url, 'peer', 2, { ...env, TOKENS_FILE: warm });
+          run.rotation = await runWrk(server.url, 'peer', seconds, { ...env, TOKENS_FILE: measured });
+        }
         else [run.refresh, run.error] = [await measure(server.url, 'peer', env, seconds), await measure(server.url, 'peer', { ...env, MISSING: 'on' }, seconds)];
       } finally {
         await stopChild(server.child);

@@ -16,10 +16,10 @@ const bench = fileURLToPath(new URL('..', import.meta.url));
 const CONNECTIONS = 16;
 /** Requests before the first window (V8 compiles the path meanwhile), and in a window. */
 export const WINDOWS = {
-  refresh: { warmUp: 6_000, window: 2_000 },
-  rotation: { warmUp: 6_000, window: 2_000 },
-  invalid: { warmUp: 6_000, window: 2_000 },
-  login: { warmUp: 300, window: 60 },
+  refresh: { warmUp: 5_000, window: 1_500 },
+  rotation: { warmUp: 5_000, window: 1_500 },
+  invalid: { warmUp: 5_000, window: 1_500 },
+  login: { warmUp: 100, window: 30 },
   idle: { warmUp: 30, seconds: 60 },
 };
 /** The 422 of a truncated body, as the service answers it; the bare server answers it too. */
