@@ -19,7 +19,7 @@ import { registerSessionRoutes } from './http/routes/sessions/sessions.js';
 import { registerRequestLifecycle } from './http/request-lifecycle.js';
 import { registerSsoRoutes } from './http/routes/sso/sso.js';
 import { registerTokenRoutes } from './http/routes/tokens.js';
-import { fastapiValidatorCompiler } from './http/body/validator.js';
+import { registerValidator } from './http/body/validator.js';
 import { responseSerializerCompiler } from './http/serializer.js';
 import { closeStalledAnswers } from './http/stalled-answers.js';
 
@@ -55,7 +55,7 @@ export async function buildApp(deps: AppContext): Promise<FastifyInstance> {
     stalledAnswers.stop();
     done();
   });
-  app.setValidatorCompiler(fastapiValidatorCompiler);
+  registerValidator(app);
   app.setSerializerCompiler(responseSerializerCompiler);
   registerBodyParser(app);
   registerErrorHandler(app, deps);

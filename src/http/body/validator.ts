@@ -1,17 +1,11 @@
-import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifyInstance, FastifySchema, FastifySchemaCompiler } from 'fastify';
 import { AppError } from '../../errors.js';
 import { JsonText } from './decode.js';
 import { validateBody, type FieldSpec } from './fastapi-validation.js';
 import { parseJsonLikePython } from './python-json.js';
 import { holdsUnstorableText, unstorableItems } from './unstorable-text.js';
 import { ValidationFailure } from './validation-failure.js';
-
-/**
- * The bodies of the original contract (DESIGN §3), whose answers are fixed: a name with NUL is an
- * unknown account (401) and a token with NUL an invalid one, as they always were. Their strings
- * pass as they are; login looks names up only when storable, tokens are only ever hashed.
- */
-const CONTRACT_BODIES: ReadonlySet<string> = new Set(['/admin/auth/login', '/auth/refresh', '/auth/logout']);
+import '../route-config.js';
 
 interface ObjectSchema {
   properties?: Record<string, { maxLength?: number; type?: string }>;
@@ -43,22 +37,40 @@ function parseBody(body: unknown): Outcome {
 /**
  * Route body schemas are validated the way Pydantic v2 does it, so the 422 items match FastAPI's
  * exactly; the schemas themselves stay the single description of each body (and of the OpenAPI).
+ * Text no database holds is a 422 unless `passUnstorableText`.
  */
-export const fastapiValidatorCompiler: FastifySchemaCompiler<ObjectSchema> = ({ schema, httpPart, url }) => {
-  if (httpPart === 'params') return validateParams;
-  if (httpPart === 'querystring') return validateQuery;
-  if (httpPart !== 'body') return (data: unknown) => ({ value: data });
-  const fields = fieldsOf(schema);
-  const guarded = url === undefined || !CONTRACT_BODIES.has(url);
-  const validate = (data: unknown): Outcome => {
-    const parsed = parseBody(data);
-    if ('error' in parsed) return parsed;
-    const items = validateBody(parsed.value, fields);
-    if (items.length === 0 && guarded) items.push(...unstorableItems(parsed.value, 'body'));
-    return items.length === 0 ? parsed : { error: new ValidationFailure(items) };
+function validatorCompiler(passUnstorableText: boolean): FastifySchemaCompiler<FastifySchema> {
+  return ({ schema, httpPart }) => {
+    if (httpPart === 'params') return validateParams;
+    if (httpPart === 'querystring') return validateQuery;
+    if (httpPart !== 'body') return (data: unknown) => ({ value: data });
+    // Every route's body schema is an object schema (src/http/routes/).
+    const fields = fieldsOf(schema as ObjectSchema);
+    const validate = (data: unknown): Outcome => {
+      const parsed = parseBody(data);
+      if ('error' in parsed) return parsed;
+      const items = validateBody(parsed.value, fields);
+      if (items.length === 0 && !passUnstorableText) items.push(...unstorableItems(parsed.value, 'body'));
+      return items.length === 0 ? parsed : { error: new ValidationFailure(items) };
+    };
+    return validate;
   };
-  return validate;
-};
+}
+
+/**
+ * Validates every route registered after this. The bodies of the original contract
+ * (`config.contractBody`) have fixed answers: a name with NUL is an unknown account (401) and a
+ * token with NUL an invalid one, as they always were, so their strings pass as they are; login
+ * looks names up only when storable, tokens are only ever hashed. A compiler is given the schema,
+ * method and URL but not the route's config, so those routes get their own compiler here.
+ */
+export function registerValidator(app: FastifyInstance): void {
+  app.setValidatorCompiler(validatorCompiler(false));
+  const contractCompiler = validatorCompiler(true);
+  app.addHook('onRoute', (route) => {
+    if (route.config?.contractBody === true) route.validatorCompiler = contractCompiler;
+  });
+}
 
 /** A path parameter with text no database holds names nothing: 404, as an unknown id. */
 function validateParams(data: unknown): Outcome {

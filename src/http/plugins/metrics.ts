@@ -1,18 +1,16 @@
-import type { FastifyInstance, onResponseHookHandler } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, onResponseHookHandler } from 'fastify';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ResponseObserver } from '../request-lifecycle.js';
+import type { AttemptCounter } from '../route-config.js';
 import { registerStateGauges, type GaugeSources } from './state-gauges.js';
 
 type Outcome = 'success' | 'refused' | 'throttled' | 'invalid_body' | 'error' | 'second_factor_required' | 'locked';
 
-/** Routes whose 403 asks for the second factor. */
-const SIGN_INS = new Set(['/admin/auth/login', '/admin/auth/sso/token']);
-
 /** What a contract endpoint's status code says about the attempt. */
-function outcomeOf(status: number, route: string): Outcome {
+function outcomeOf(status: number, signIn: boolean): Outcome {
   if (status < 300) return 'success';
-  // A login's 403 asks for the second factor; a verification's 403 is a locked second factor.
-  if (status === 403) return SIGN_INS.has(route) ? 'second_factor_required' : 'locked';
+  // A sign-in's 403 asks for the second factor; a verification's 403 is a locked second factor.
+  if (status === 403) return signIn ? 'second_factor_required' : 'locked';
   if (status === 401) return 'refused';
   if (status === 429) return 'throttled';
   if (status === 400 || status === 413 || status === 422) return 'invalid_body';
@@ -67,12 +65,7 @@ export function registerMetrics(app: FastifyInstance, sources: GaugeSources): Me
     labelNames: ['outcome'],
     registers: [registry],
   });
-  const counted: Record<string, Counter | undefined> = {
-    '/admin/auth/login': logins,
-    '/auth/refresh': refreshes,
-    '/admin/auth/mfa/verify': secondFactors,
-    '/admin/auth/sso/token': ssoExchanges,
-  };
+  const counters: Record<AttemptCounter, Counter> = { logins, refreshes, mfaVerifications: secondFactors, ssoExchanges };
   const duration = new Histogram({
     name: 'school_auth_http_request_duration_seconds',
     help: 'Request duration by route, method and status',
@@ -82,14 +75,16 @@ export function registerMetrics(app: FastifyInstance, sources: GaugeSources): Me
   });
   registerStateGauges(registry, sources);
 
-  const observerFor = (route: string): ResponseObserver => {
-    const outcomes = counted[route];
-    const sso = route === '/admin/auth/sso/callback' || route === '/admin/auth/sso/:school_id/start';
+  // What a route counts is declared on it (src/http/route-config.ts); the unmatched have no config.
+  const observerFor = (route: string, config: FastifyContextConfig): ResponseObserver => {
+    const outcomes = config.attemptCounter === undefined ? undefined : counters[config.attemptCounter];
+    const signIn = config.signIn === true;
+    const ssoStep = config.ssoBrowserStep;
     return (request, reply) => {
       duration.observe({ route, method: request.method, status: reply.statusCode }, reply.elapsedTime / 1000);
-      outcomes?.inc({ outcome: outcomeOf(reply.statusCode, route) });
-      if (sso) {
-        const outcome = ssoOutcomeOf(reply.statusCode, reply.getHeader('location'), route.endsWith('/start'));
+      outcomes?.inc({ outcome: outcomeOf(reply.statusCode, signIn) });
+      if (ssoStep !== undefined) {
+        const outcome = ssoOutcomeOf(reply.statusCode, reply.getHeader('location'), ssoStep === 'start');
         if (outcome !== undefined) ssoCallbacks.inc({ outcome });
       }
     };
@@ -97,7 +92,7 @@ export function registerMetrics(app: FastifyInstance, sources: GaugeSources): Me
   // Each route observes its own answers with its label bound once: reading the route per request
   // (`request.routeOptions` builds a new object every time) cost more than the observation itself.
   app.addHook('onRoute', (route) => {
-    const observe = observerFor(route.url);
+    const observe = observerFor(route.url, route.config ?? {});
     const observeHook: onResponseHookHandler = (request, reply, done) => {
       observe(request, reply);
       done();
@@ -106,7 +101,7 @@ export function registerMetrics(app: FastifyInstance, sources: GaugeSources): Me
   });
 
   const metrics: Metrics = {
-    observeUnmatched: observerFor('unmatched'),
+    observeUnmatched: observerFor('unmatched', {}),
     addRoute(target) {
       const schema = {
         summary: 'Prometheus metrics',

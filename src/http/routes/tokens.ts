@@ -15,6 +15,7 @@ export function registerTokenRoutes(app: FastifyInstance, deps: AppContext): voi
   app.post<{ Body: Static<typeof LoginBody> }>(
     '/admin/auth/login',
     {
+      config: { contractBody: true, signIn: true, attemptCounter: 'logins' },
       schema: {
         summary: 'Sign in as a school administrator',
         tags: [TAG.signIn],
@@ -32,6 +33,7 @@ export function registerTokenRoutes(app: FastifyInstance, deps: AppContext): voi
   app.post<{ Body: Static<typeof RefreshTokenBody> }>(
     '/auth/refresh',
     {
+      config: { contractBody: true, attemptCounter: 'refreshes' },
       schema: {
         summary: 'Exchange a refresh token for a new access token',
         tags: [TAG.signIn],
@@ -55,6 +57,7 @@ export function registerTokenRoutes(app: FastifyInstance, deps: AppContext): voi
   app.post<{ Body: Static<typeof RefreshTokenBody> }>(
     '/auth/logout',
     {
+      config: { contractBody: true },
       schema: {
         summary: 'End the session of a refresh token (204 whether or not it was valid)',
         tags: [TAG.signIn],

@@ -40,6 +40,7 @@ export function registerMfaVerifyRoute(app: FastifyInstance, deps: AppContext): 
   app.post<{ Body: Body }>(
     '/admin/auth/mfa/verify',
     {
+      config: { attemptCounter: 'mfaVerifications' },
       schema: {
         summary: 'Complete a sign-in with a second factor (answers exactly as a login does)',
         tags: [TAG.mfa],

@@ -30,6 +30,7 @@ export function registerSsoRoutes(app: FastifyInstance, deps: AppContext): void 
   app.get<{ Params: Static<typeof SsoStartParams> }>(
     '/admin/auth/sso/:school_id/start',
     {
+      config: { ssoBrowserStep: 'start' },
       schema: {
         summary: "Start signing in with the school's identity provider (a browser navigation)",
         tags: [TAG.signIn],
@@ -52,6 +53,7 @@ export function registerSsoRoutes(app: FastifyInstance, deps: AppContext): void 
   app.get(
     '/admin/auth/sso/callback',
     {
+      config: { ssoBrowserStep: 'callback' },
       schema: {
         summary: "The identity provider's redirect back (register <PUBLIC_URL>/admin/auth/sso/callback at the IdP)",
         tags: [TAG.signIn],
@@ -92,6 +94,7 @@ export function registerSsoRoutes(app: FastifyInstance, deps: AppContext): void 
   app.post<{ Body: Static<typeof SsoTokenBody> }>(
     '/admin/auth/sso/token',
     {
+      config: { signIn: true, attemptCounter: 'ssoExchanges' },
       schema: {
         summary: 'Exchange the login code and PKCE verifier for tokens (answers exactly as a login does)',
         tags: [TAG.signIn],
