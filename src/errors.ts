@@ -49,7 +49,7 @@ export const catalogue = {
   INTERNAL: { status: 500, detail: 'Internal Server Error', headers: {} },
 } as const;
 
-export type ErrorCode = keyof typeof catalogue;
+type ErrorCode = keyof typeof catalogue;
 
 /** An error that is safe to show: its code decides the status and body, nothing else leaks. */
 export class AppError extends Error {

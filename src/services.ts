@@ -17,7 +17,7 @@ import { checkReachable } from './db/open-problem.js';
 import { requireMigrated } from './db/require-migrated.js';
 import type { Logger } from './runtime/logger.js';
 
-export interface OpenOptions {
+interface OpenOptions {
   readonly clock?: Clock;
   readonly database?: Database;
   /** The command line logs nothing: its output is for the operator. */

@@ -15,7 +15,7 @@ import { CALLBACK_FAILURE_WINDOW } from './sso/callback.js';
 
 const DAY = 86_400;
 
-export interface PruneOptions {
+interface PruneOptions {
   /** Ended sessions are kept this long for `sessions list`, then deleted. */
   readonly sessionDays: number;
   /** Audit events older than this are deleted, up to a checkpoint (see pruneAuditTrail); undefined keeps them all. */

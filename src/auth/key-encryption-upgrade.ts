@@ -11,7 +11,7 @@ import { listTotpSecretsThatOpen, sealFactorSecret } from './mfa/secret-box.js';
 import { replaceClientSecret } from '../db/queries/sso-settings.js';
 import { listClientSecretsThatOpen, sealClientSecret } from './sso/client-secret.js';
 
-export interface KeyEncryptionUpgrade {
+interface KeyEncryptionUpgrade {
   /** The signing keys this run encrypted; empty when there was nothing left to do. */
   readonly encrypted: readonly string[];
   /** Signing keys that were encrypted already. */

@@ -1,7 +1,7 @@
 import { UsageError } from '../errors.js';
 
 /** A bound of `events export`: a sequence number or an instant. */
-export type EventBound = { readonly seq: number } | { readonly at: number };
+type EventBound = { readonly seq: number } | { readonly at: number };
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2}))?$/;
 

@@ -5,7 +5,7 @@ import { say } from './run.js';
 import { escapeForTerminal } from './terminal-text.js';
 
 /** What `admin mfa list` and `admin passwd` show of an admin's second factor. */
-export interface FactorReport {
+interface FactorReport {
   readonly admin: { readonly school_id: string; readonly username: string };
   readonly factors: readonly MfaFactor[];
   readonly recoveryCodesLeft: number;
@@ -30,7 +30,7 @@ function shellWord(text: string): string {
 }
 
 /** The command that removes every factor of the admin, ready to paste. */
-export function resetCommand(admin: FactorReport['admin']): string {
+function resetCommand(admin: FactorReport['admin']): string {
   return escapeForTerminal(`school-auth admin mfa reset --school ${shellWord(admin.school_id)} --username ${shellWord(admin.username)}`);
 }
 

@@ -6,7 +6,7 @@ import { readSsoUrls, type SsoConfig } from './sso.js';
 import { readWebauthnConfig, type WebauthnConfig } from './webauthn.js';
 
 export type JwtAlg = 'ES256' | 'EdDSA' | 'RS256';
-export type SqliteSynchronous = 'NORMAL' | 'FULL';
+type SqliteSynchronous = 'NORMAL' | 'FULL';
 
 /** Every setting of the service, validated. Only this module reads the environment. */
 export interface Config {

@@ -1,6 +1,6 @@
 import { lineNotice, type SettingNotice } from './setting-notice.js';
 
-export interface DotEnvScan {
+interface DotEnvScan {
   /** The names that lines define, with their line numbers. */
   readonly names: readonly { readonly line: number; readonly name: string }[];
   /** Lines that are not plain `NAME=value`. */

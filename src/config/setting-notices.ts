@@ -4,8 +4,6 @@ import { scanDotEnv } from './dotenv-lines.js';
 import { meantSetting } from './meant-setting.js';
 import { unknownSetting, type SettingNotice } from './setting-notice.js';
 
-export type { SettingNotice } from './setting-notice.js';
-
 type Env = Readonly<Record<string, string | undefined>>;
 
 /**

@@ -12,7 +12,7 @@ export interface SsoConfig {
   readonly allowHttpLoopback: boolean;
 }
 
-export interface SsoSettings {
+interface SsoSettings {
   readonly publicUrl: string | undefined;
   readonly issuer: string;
   readonly redirectUris: string | undefined;
@@ -28,7 +28,7 @@ export function isLoopbackUrlHost(hostname: string): boolean {
  * written exactly as a URL parser writes it back: requests are compared with the entries as
  * strings, so an entry that parses to something else would never match, or match the wrong page.
  */
-export function redirectUriProblem(entry: string): string | undefined {
+function redirectUriProblem(entry: string): string | undefined {
   if (!URL.canParse(entry)) return `${JSON.stringify(entry)} is not an absolute URL`;
   const url = new URL(entry);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackUrlHost(url.hostname))) {

@@ -7,7 +7,7 @@ export interface WebauthnConfig {
   readonly origins: readonly string[];
 }
 
-export interface WebauthnSettings {
+interface WebauthnSettings {
   readonly rpId: string | undefined;
   readonly rpName: string | undefined;
   readonly origins: string | undefined;

@@ -17,11 +17,9 @@ import { loadSqliteDriver } from './sqlite-driver-build.js';
 import { checkIntact } from './sqlite-integrity.js';
 import { pingSqlite } from './sqlite-ping.js';
 
-export { SQLITE_FILE } from './database-target.js';
-
 type StorageConfig = Pick<Config, 'databaseUrl' | 'dataDir' | 'sqliteSynchronous' | 'database'>;
 
-export interface SqliteOptions {
+interface SqliteOptions {
   readonly synchronous?: Config['sqliteSynchronous'];
   /** WAL checkpoints on a thread of their own (the server does this); see wal-checkpointer.ts. */
   readonly backgroundCheckpoints?: { readonly onError: (error: Error) => void };

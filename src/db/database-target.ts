@@ -3,7 +3,7 @@ import type { Config } from '../config/config.js';
 
 export const SQLITE_FILE = 'school-auth.sqlite';
 
-export type DatabaseTarget =
+type DatabaseTarget =
   | { readonly kind: 'sqlite'; readonly file: string }
   | { readonly kind: 'postgresql'; readonly host: string; readonly port: number; readonly database: string; readonly user: string };
 

@@ -12,7 +12,7 @@ const TABLE = 'migration_versions';
 // A type alias, not an interface: Kysely's withTables needs the index signature aliases have.
 type VersionTable = { readonly [TABLE]: { readonly migration: string; readonly version: string } };
 
-export interface AppliedMigration {
+interface AppliedMigration {
   readonly name: string;
   /** The release that applied it; undefined when it was applied before releases were recorded. */
   readonly version: string | undefined;

@@ -33,7 +33,7 @@ const NETWORK_PROBLEMS: Record<string, string> = {
  * What a failure to reach PostgreSQL at start means for the operator, as a StartupError naming
  * DATABASE_URL (never its password); undefined for errors that are not about reaching it.
  */
-export function explainPostgresOpenError(error: unknown, databaseUrl: string): StartupError | undefined {
+function explainPostgresOpenError(error: unknown, databaseUrl: string): StartupError | undefined {
   const { code, message, errors } = fieldsOf(error);
   const { where, user, database } = target(databaseUrl);
   const fail = (text: string) => new StartupError(text, EXIT_CODES.databaseUnreachable, { cause: error });

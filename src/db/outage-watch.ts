@@ -11,7 +11,7 @@ interface Outage {
   refused: number;
 }
 
-export interface OutageWatchDeps {
+interface OutageWatchDeps {
   readonly database: Pick<Database, 'ping'>;
   readonly clock: Clock;
   readonly logger: Logger;

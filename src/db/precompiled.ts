@@ -2,7 +2,7 @@ import { CompiledQuery, type QueryResult, type RawBuilder } from 'kysely';
 import { dialectOf, type Db, type Dialect } from './database.js';
 
 /** A statement that runs with its SQL text compiled once per dialect. */
-export type Precompiled<A extends readonly unknown[], R> = (db: Db, ...args: A) => Promise<QueryResult<R>>;
+type Precompiled<A extends readonly unknown[], R> = (db: Db, ...args: A) => Promise<QueryResult<R>>;
 
 /**
  * Kysely compiles a `sql` template anew on every execution (its node tree visited and joined into

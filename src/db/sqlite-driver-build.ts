@@ -16,7 +16,7 @@ export function loadSqliteDriver(): void {
 }
 
 /** The message and exit 7 for a native module that does not load; undefined for other errors. */
-export function explainDriverLoadError(error: unknown): StartupError | undefined {
+function explainDriverLoadError(error: unknown): StartupError | undefined {
   const { code, message } = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown; message?: unknown };
   const text = typeof message === 'string' ? message : '';
   const missing = text.startsWith('Could not locate the bindings file');

@@ -6,7 +6,7 @@ import { EXIT_CODES, StartupError } from '../errors.js';
  * outage (errors.ts: 503 while serving); at start or in a command they are its one-line message
  * and exit code.
  */
-export class SqliteFileError extends StartupError {
+class SqliteFileError extends StartupError {
   constructor(
     message: string,
     exitCode: number,

@@ -10,7 +10,7 @@
 export type AttemptCounter = 'logins' | 'refreshes' | 'mfaVerifications' | 'ssoExchanges';
 
 /** A step of the browser's single sign-on round trip, counted by where it sends the browser. */
-export type SsoBrowserStep = 'start' | 'callback';
+type SsoBrowserStep = 'start' | 'callback';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

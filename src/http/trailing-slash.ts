@@ -9,7 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 const utf8 = new TextDecoder('utf-8');
 
 /** The raw path percent-decoded as uvicorn does (Python's `unquote`: bad UTF-8 becomes U+FFFD). */
-export function decodePath(raw: string): string {
+function decodePath(raw: string): string {
   if (!raw.includes('%')) return raw;
   const bytes: number[] = [];
   for (let i = 0; i < raw.length; i++) {
@@ -49,7 +49,7 @@ export class DeclaredPaths {
 }
 
 /** The path Starlette tries instead: every trailing slash removed, or one added. */
-export function slashTwin(path: string): string | undefined {
+function slashTwin(path: string): string | undefined {
   if (path === '/') return undefined;
   return path.endsWith('/') ? path.replace(/\/+$/, '') : `${path}/`;
 }

@@ -7,7 +7,7 @@ import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } f
  */
 export const MAX_JWKS_AGE_MS = 60_000;
 
-export interface RemoteKeySetOptions {
+interface RemoteKeySetOptions {
   readonly url: URL;
   /** Milliseconds a copy is used at most; the response's max-age applies when shorter. */
   readonly maxAge: number;
@@ -17,7 +17,7 @@ export interface RemoteKeySetOptions {
 }
 
 /** Seconds a response may still be used by its Cache-Control and Age headers; undefined without max-age. */
-export function freshnessOf(cacheControl: string | null, age: string | null): number | undefined {
+function freshnessOf(cacheControl: string | null, age: string | null): number | undefined {
   if (cacheControl === null) return undefined;
   const directives = cacheControl.split(',').map((directive) => directive.trim().toLowerCase());
   if (directives.includes('no-store') || directives.includes('no-cache')) return 0;

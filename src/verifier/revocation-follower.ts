@@ -12,7 +12,7 @@ export class RevocationsUnavailableError extends errors.JOSEError {
   override code = 'ERR_REVOCATIONS_UNAVAILABLE';
 }
 
-export interface FollowerOptions {
+interface FollowerOptions {
   readonly url: URL;
   /** Milliseconds between two polls. */
   readonly interval: number;

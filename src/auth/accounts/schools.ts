@@ -8,7 +8,7 @@ import type { AppContext } from '../context.js';
 import { canonicalKey } from '../identity.js';
 import { endSessions } from '../sessions/end-sessions.js';
 
-export const MAX_SCHOOL_ID_LENGTH = 128;
+const MAX_SCHOOL_ID_LENGTH = 128;
 
 type Deps = Pick<AppContext, 'db' | 'clock'>;
 

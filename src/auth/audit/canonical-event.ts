@@ -8,9 +8,9 @@ export const GENESIS_HASH = '0'.repeat(64);
  * The fields a seal covers, named here rather than taken from the row, so a column added to
  * `events` later does not silently change what old hashes mean.
  */
-export const SEALED_FIELDS = ['id', 'seq', 'at', 'type', 'school_id', 'username', 'admin_id', 'session_id', 'ip', 'user_agent', 'detail'] as const;
+const SEALED_FIELDS = ['id', 'seq', 'at', 'type', 'school_id', 'username', 'admin_id', 'session_id', 'ip', 'user_agent', 'detail'] as const;
 
-export type SealedEvent = { readonly [K in (typeof SEALED_FIELDS)[number]]: K extends 'seq' ? number : AuditEvent[K] };
+type SealedEvent = { readonly [K in (typeof SEALED_FIELDS)[number]]: K extends 'seq' ? number : AuditEvent[K] };
 
 /** The event as the chain sees it, once it has a sequence number. */
 export function sealedView(event: AuditEvent, seq: number): SealedEvent {
@@ -34,7 +34,7 @@ export function sealedView(event: AuditEvent, seq: number): SealedEvent {
  * strings as JSON.stringify writes them. Python's `json.dumps(event, sort_keys=True,
  * separators=(',', ':'), ensure_ascii=False)` gives the same text, so anyone can re-check.
  */
-export function canonicalJson(event: SealedEvent): string {
+function canonicalJson(event: SealedEvent): string {
   const sorted = [...SEALED_FIELDS].sort();
   return `{${sorted.map((key) => `${JSON.stringify(key)}:${JSON.stringify(event[key])}`).join(',')}}`;
 }

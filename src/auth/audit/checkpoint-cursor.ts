@@ -8,7 +8,7 @@ import { timelineProblem } from './checkpoint-timeline.js';
 const PAGE = 500;
 
 /** A stored checkpoint whose signature, row and place in the chain have been checked. */
-export interface CheckedCheckpoint {
+interface CheckedCheckpoint {
   readonly row: CheckpointRow;
   readonly claims: CheckpointClaims;
   readonly withdrawnLater: boolean;

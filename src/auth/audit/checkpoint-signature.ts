@@ -27,7 +27,7 @@ export interface CheckpointClaims {
   readonly stalled?: readonly [number, number] | null;
 }
 
-export interface SignedCheckpoint {
+interface SignedCheckpoint {
   readonly kid: string;
   readonly jws: string;
   /** The signer's public key, shipped with the log line so a copy verifies on its own. */
@@ -54,7 +54,7 @@ export interface CheckpointSigner {
   sign(claims: CheckpointClaims): Promise<SignedCheckpoint>;
 }
 
-export type SignatureCheck =
+type SignatureCheck =
   | { readonly valid: true; readonly claims: CheckpointClaims; readonly withdrawnLater: boolean }
   | { readonly valid: false; readonly problem: string };
 

@@ -17,7 +17,7 @@ export const HEARTBEAT_MS = 60_000;
  * minute, a minute of disagreement between the clocks of two instances, and a minute for a slow
  * round or a lock held by another instance's batch.
  */
-export const CHECKPOINT_GAP_MS = 3 * 60_000;
+const CHECKPOINT_GAP_MS = 3 * 60_000;
 
 /**
  * How far an event's time may lie after the checkpoint that sealed it: the clocks of the
@@ -26,7 +26,7 @@ export const CHECKPOINT_GAP_MS = 3 * 60_000;
 export const CLOCK_ALLOWANCE_MS = 60_000;
 
 /** A stretch without checkpoints while the sealer ran, `[from, until]` in epoch ms. */
-export type Stall = readonly [number, number];
+type Stall = readonly [number, number];
 
 /** When a checkpoint's events were sealed: its first signing (checkpoints from before the heartbeat were never signed again). */
 export function batchAt(claims: CheckpointClaims): number {

@@ -7,10 +7,10 @@ import { sealedView } from './canonical-event.js';
 const PAGE = 1000;
 
 /** How often `events follow` looks for newly sealed events. */
-export const FOLLOW_POLL_MS = 1000;
+const FOLLOW_POLL_MS = 1000;
 
 /** One exported event: every sealed field, then its `hash` (docs/audit-trail.md). */
-export function exportLine(event: AuditEvent): string {
+function exportLine(event: AuditEvent): string {
   return JSON.stringify({ ...sealedView(event, event.seq ?? 0), hash: event.hash });
 }
 

@@ -3,7 +3,7 @@ import type { SealedCheckpoint } from './checkpoint-signature.js';
 import { HEARTBEAT_MS } from './checkpoint-timeline.js';
 import { SEAL_BATCH_SIZE, sealBatch, type SealOptions } from './sealer.js';
 
-export interface SealerLoop {
+interface SealerLoop {
   /** Stops after the batch in progress, if any, has committed or rolled back, and signs a last checkpoint. */
   stop(): Promise<void>;
 }

@@ -4,9 +4,9 @@ import { AuditProblem } from './audit-problem.js';
 import { verifyAgainst } from './verify-against.js';
 import { verifyChain, type ChainReport } from './verify-chain.js';
 
-export type TrailReport = ChainReport & { readonly shipped: number | undefined };
+type TrailReport = ChainReport & { readonly shipped: number | undefined };
 
-export type TrailVerdict = { readonly ok: true; readonly report: TrailReport } | { readonly ok: false; readonly problem: string };
+type TrailVerdict = { readonly ok: true; readonly report: TrailReport } | { readonly ok: false; readonly problem: string };
 
 /**
  * `events verify`: the chain and its checkpoints, then the shipped copies in `againstFile` when

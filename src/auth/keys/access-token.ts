@@ -11,7 +11,7 @@ import type { SigningKeys } from './signing-keys.js';
 import { assertTokenLifetime } from '../../verifier/token-lifetime.js';
 
 
-export interface AccessTokenSubject {
+interface AccessTokenSubject {
   readonly adminId: string;
   readonly schoolId: string;
   readonly username: string;

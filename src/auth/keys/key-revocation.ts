@@ -7,7 +7,7 @@ import { UsageError } from '../../errors.js';
 import { CLI_CONTEXT, recordEvent } from '../events.js';
 import { createSigningKey, describeSigningKeys } from './signing-keys.js';
 
-export interface KeyRevocation {
+interface KeyRevocation {
   readonly revoked: SigningKeyRow;
   /** The key that signs from now on, when the revoked one was signing; undefined otherwise. */
   readonly replacement: SigningKeyRow | undefined;

@@ -1,6 +1,6 @@
 import type { SigningKeyRow } from '../../db/queries/signing-keys.js';
 
-export type KeyState = 'pending' | 'active' | 'retiring' | 'retired' | 'revoked';
+type KeyState = 'pending' | 'active' | 'retiring' | 'retired' | 'revoked';
 
 export interface ScheduledKey {
   readonly row: SigningKeyRow;

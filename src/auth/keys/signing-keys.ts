@@ -15,7 +15,7 @@ import { scheduleKeys, type ScheduledKey } from './key-schedule.js';
 /** Verifiers may run a little behind our clock: keep retired keys published this much longer. */
 const CLOCK_SKEW_SECONDS = 60;
 
-export interface LoadedKey {
+interface LoadedKey {
   readonly kid: string;
   readonly alg: string;
   readonly key: Awaited<ReturnType<typeof importJWK>>;

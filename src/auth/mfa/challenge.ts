@@ -9,7 +9,7 @@ import { AppError } from '../../errors.js';
 import type { Federation } from '../sessions/session-start.js';
 import { MFA_TOKEN_LIFETIME, generateMfaToken, hashMfaToken } from './mfa-token.js';
 
-export type MfaMethod = 'totp' | 'webauthn' | 'recovery_code';
+type MfaMethod = 'totp' | 'webauthn' | 'recovery_code';
 
 /** What a right password answers when a second factor must follow (the 403 of DESIGN.md §6). */
 export interface SecondFactorChallenge {
@@ -21,7 +21,7 @@ export interface SecondFactorChallenge {
 }
 
 /** The methods an admin can answer a challenge with: their confirmed factors' types, then recovery codes. */
-export async function availableMethods(db: Db, adminId: string): Promise<MfaMethod[]> {
+async function availableMethods(db: Db, adminId: string): Promise<MfaMethod[]> {
   const factors = await listFactors(db, adminId);
   if (factors.length === 0) return [];
   const methods = [...new Set(factors.map((factor) => factor.type as MfaMethod))];

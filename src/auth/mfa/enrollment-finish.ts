@@ -16,7 +16,7 @@ export interface Confirmation {
   readonly session?: LoginResult;
 }
 
-export interface EnrolledFactor {
+interface EnrolledFactor {
   readonly factorId: string;
   /** Whether the admin had a confirmed factor before this one. */
   readonly hasFactor: boolean;

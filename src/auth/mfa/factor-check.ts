@@ -27,7 +27,7 @@ export type SecondFactorProof =
   | { readonly method: 'webauthn'; readonly credential: unknown };
 
 /** The sign-in a second factor answers: its mfa_token, and the credential epoch it was issued at. */
-export interface SignInChallenge {
+interface SignInChallenge {
   readonly ref: ChallengeRef;
   readonly credentialEpoch: number;
 }

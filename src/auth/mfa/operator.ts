@@ -13,8 +13,7 @@ import { requireSchool } from '../accounts/schools.js';
 
 type Deps = Pick<AppContext, 'db' | 'clock'>;
 
-export const MFA_POLICIES = ['optional', 'required'] as const;
-export type MfaPolicy = (typeof MFA_POLICIES)[number];
+const MFA_POLICIES = ['optional', 'required'] as const;
 
 /**
  * Sets a school's second-factor policy. `required` also ends, in the same transaction, every

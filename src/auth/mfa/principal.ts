@@ -35,7 +35,7 @@ export async function authenticateMfaPrincipal(deps: AppContext, bearer: string)
  * Seconds within which a second factor must have been presented to manage factors (RFC 9470
  * `max_age`): a session that refreshed for hours does not prove its holder still has the factor.
  */
-export const STEP_UP_MAX_AGE = 15 * 60;
+const STEP_UP_MAX_AGE = 15 * 60;
 
 /**
  * Changing the factors of an admin who has one needs proof of one, recently: an aal2 access token

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { secureRandomBytes } from '../secure-random.js';
 
-export const RECOVERY_CODE_COUNT = 10;
+const RECOVERY_CODE_COUNT = 10;
 
 /** Crockford-style base32 without look-alikes (no I, L, O, U): easy to read off paper. */
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';

@@ -2,7 +2,7 @@ import { Secret, TOTP } from 'otpauth';
 import { secureRandomBytes } from '../secure-random.js';
 
 /** RFC 6238 as authenticator apps implement it: HMAC-SHA-1, 6 digits, 30 s steps. */
-export const TOTP_SETTINGS = { algorithm: 'SHA1', digits: 6, period: 30 } as const;
+const TOTP_SETTINGS = { algorithm: 'SHA1', digits: 6, period: 30 } as const;
 
 /** One step of clock drift either way (RFC 6238 §5.2). */
 const DRIFT_STEPS = 1;

@@ -10,7 +10,7 @@ import { checkSecondFactor, type SecondFactorProof } from './factor-check.js';
 import { openChallenge, type OpenedChallenge } from './challenge.js';
 import { throttledSecondFactor } from './second-factor-throttle.js';
 
-export type SecondFactorAnswer = SecondFactorProof & { readonly mfaToken: string };
+type SecondFactorAnswer = SecondFactorProof & { readonly mfaToken: string };
 
 /**
  * Completes a sign-in with its second factor. Both limits are taken before the code is checked,

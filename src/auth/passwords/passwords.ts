@@ -5,8 +5,8 @@ import { HashThreads } from './hash-threads.js';
 import { normalizePassword } from '../identity.js';
 import { WorkQueue } from './work-queue.js';
 
-export const MIN_PASSWORD_LENGTH = 12;
-export const MAX_PASSWORD_LENGTH = 1024;
+const MIN_PASSWORD_LENGTH = 12;
+const MAX_PASSWORD_LENGTH = 1024;
 
 
 /**

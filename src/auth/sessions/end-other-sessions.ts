@@ -4,7 +4,7 @@ import { moveEpochKeeping, restampSession } from '../../db/queries/other-session
 import type { AppContext } from '../context.js';
 import { endSessions, type EndedSession, type SessionEnding } from './end-sessions.js';
 
-export interface KeepOneSession {
+interface KeepOneSession {
   readonly adminId: string;
   /** The session that asked: it survives, re-stamped at the new credential epoch. */
   readonly keepSessionId: string;

@@ -6,7 +6,7 @@ import { aboutAdmin, recordEvent, type AuditEntry, type EventType, type RequestC
 import type { AppContext } from '../context.js';
 
 /** Who an audit event is about. */
-export type AuditSubject = Pick<AuditEntry, 'schoolId' | 'username' | 'adminId'>;
+type AuditSubject = Pick<AuditEntry, 'schoolId' | 'username' | 'adminId'>;
 
 export interface SessionEnding {
   /** Which sessions: one, an admin's, a school's, a refresh token's, an IdP identity's or issuer's. */

@@ -11,7 +11,7 @@ import type { AppContext } from '../context.js';
 import { isSessionAlive } from '../../db/queries/session-liveness.js';
 
 /** One of an admin's own live sessions, as the self-service list shows it. Times in epoch seconds. */
-export interface OwnSession {
+interface OwnSession {
   readonly sessionId: string;
   readonly createdAt: number;
   readonly lastUsedAt: number;
@@ -69,7 +69,7 @@ export async function revokeOtherSessions(deps: AppContext, claims: AccessTokenC
 }
 
 /** The audit fields of the token's admin (the canonical school key, so event filters match). */
-export async function auditSubject(deps: Pick<AppContext, 'db'>, claims: AccessTokenClaims) {
+async function auditSubject(deps: Pick<AppContext, 'db'>, claims: AccessTokenClaims) {
   const admin = await findAdminById(deps.db, claims.sub);
   return admin === undefined ? { adminId: claims.sub, username: claims.username } : aboutAdmin(admin);
 }

@@ -12,7 +12,7 @@ import { assuranceOf } from '../keys/assurance.js';
 import { endSessions } from './end-sessions.js';
 import { generateRefreshToken, hashRefreshToken, openSuccessor, sealSuccessor } from './refresh-token.js';
 
-export interface RefreshResult {
+interface RefreshResult {
   readonly accessToken: string;
   readonly expiresIn: number;
   /** Present only in rotation mode. */

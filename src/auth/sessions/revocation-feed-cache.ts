@@ -7,9 +7,9 @@ import { START, decodeCursor, findFeedStart, readRevocationPage, type Revocation
  * ask, as often as they like: one database read of each per this window, shared by every request
  * meanwhile, whatever the rate. An answer to a cursor reads one page along an index.
  */
-export const FULL_FEED_CACHE_MS = 2000;
+const FULL_FEED_CACHE_MS = 2000;
 
-export type RevocationReader = (since?: string) => Promise<RevocationPage>;
+type RevocationReader = (since?: string) => Promise<RevocationPage>;
 
 interface Snapshot {
   readonly at: number;

@@ -7,7 +7,7 @@ import { AppError } from '../../errors.js';
 const CLOCK_SKEW_SECONDS = 60;
 
 /** Most sids in one answer: bounds what one anonymous GET costs; the cursor leads to the rest. */
-export const FEED_PAGE_SIZE = 1000;
+const FEED_PAGE_SIZE = 1000;
 
 /** Before every position: the whole window. */
 export const START: FeedPosition = { seq: 0, sid: '' };

@@ -14,7 +14,7 @@ import { releaseLoginAttempt } from '../throttling/throttle.js';
 
 export type { LoginResult } from '../sessions/session-start.js';
 
-export interface Credentials {
+interface Credentials {
   readonly schoolId: string;
   readonly username: string;
   readonly password: string;

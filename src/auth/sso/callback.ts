@@ -21,9 +21,9 @@ export const CALLBACK_FAILURE_LIMIT = 20;
 export const CALLBACK_FAILURE_WINDOW = 600;
 
 /** How a callback ended, for the metric and the test of each check. */
-export type CallbackOutcome = 'success' | 'refused' | 'unavailable';
+type CallbackOutcome = 'success' | 'refused' | 'unavailable';
 
-export interface CallbackAnswer {
+interface CallbackAnswer {
   readonly location: string;
   readonly outcome: CallbackOutcome;
 }

@@ -14,7 +14,7 @@ const DOCUMENT_TTL_MS = 3_600_000;
  */
 export const CONFIRMED_UP_MS = 60_000;
 
-export interface Discovered {
+interface Discovered {
   readonly server: oidc.ServerMetadata;
   readonly fetchedAt: number;
   jwks: oidc.ExportedJWKSCache | undefined;

@@ -11,7 +11,7 @@
 const ASCII_ONLY = /^[\x20-\x7e]*$/;
 
 /** A-Z to a-z and nothing else. */
-export function asciiLowerCase(text: string): string {
+function asciiLowerCase(text: string): string {
   return text.replace(/[A-Z]/g, (letter) => letter.toLowerCase());
 }
 

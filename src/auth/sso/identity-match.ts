@@ -9,9 +9,9 @@ import { PROFILES, type Claims } from './providers.js';
 import { allowlistOfRow } from './settings.js';
 
 /** Why a verified ID token does not sign anyone in (audit trail only). */
-export type MatchRefusal = 'azp' | 'domain' | 'tenant' | 'district' | 'email_missing' | 'email_unverified' | 'not_linked' | 'disabled' | 'school_suspended';
+type MatchRefusal = 'azp' | 'domain' | 'tenant' | 'district' | 'email_missing' | 'email_unverified' | 'not_linked' | 'disabled' | 'school_suspended';
 
-export type Match = { readonly admin: AdminForLogin } | { readonly refusal: MatchRefusal };
+type Match = { readonly admin: AdminForLogin } | { readonly refusal: MatchRefusal };
 
 /**
  * Who an ID token (already verified by openid-client: signature, iss, aud, exp, iat, nonce) signs

@@ -7,13 +7,13 @@ import { AppError } from '../../errors.js';
 import type { AppContext } from '../context.js';
 
 /** Seconds a login code lives: the front end exchanges it as soon as the page loads. */
-export const LOGIN_CODE_LIFETIME = 60;
+const LOGIN_CODE_LIFETIME = 60;
 
 function hashCode(code: string): string {
   return createHash('sha256').update(code).digest('base64url');
 }
 
-export interface CodeGrant {
+interface CodeGrant {
   readonly admin: AdminForLogin;
   readonly codeChallenge: string;
   readonly idpMfa: boolean;

@@ -20,7 +20,7 @@ export interface Allowlist {
 export type Claims = Readonly<Record<string, unknown>>;
 
 /** Why an ID token is refused; the audit trail records it, the front end sees a generic error. */
-export type ClaimRefusal = 'domain' | 'tenant' | 'district' | 'email_missing';
+type ClaimRefusal = 'domain' | 'tenant' | 'district' | 'email_missing';
 
 interface Profile {
   /** The issuer, when the provider fixes it (else the operator gives --issuer). */

@@ -12,7 +12,7 @@ import { UNAVAILABLE, callbackUrl, frontEndRedirect } from './redirects.js';
 
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
-export interface StartRequest {
+interface StartRequest {
   readonly schoolId: string;
   readonly redirectUri: string | undefined;
   readonly codeChallenge: string | undefined;

@@ -24,7 +24,7 @@ export function keys(account: string, ip: string) {
  * The waits after each failure: none while `free` failures are unused, then 1, 2, 4... seconds,
  * capped at `cap` (index n is the n-th failure).
  */
-export function exponentialWaits(free: number, cap: number): number[] {
+function exponentialWaits(free: number, cap: number): number[] {
   const waits = new Array<number>(free).fill(0);
   for (let wait = 1; wait < cap; wait *= 2) waits.push(wait);
   waits.push(cap);

@@ -3,7 +3,7 @@ import type { Db } from '../database.js';
 import type { AdminsTable } from '../schema/admins.js';
 import { isStorableText } from '../text.js';
 
-export type Admin = Selectable<AdminsTable>;
+type Admin = Selectable<AdminsTable>;
 
 /** An admin with what login needs to know about the school, in one query. */
 export interface AdminForLogin extends Admin {

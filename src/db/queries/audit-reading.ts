@@ -30,10 +30,6 @@ export function checkpointAt(db: Db, seq: number): Promise<CheckpointRow | undef
   return db.selectFrom('audit_checkpoints').selectAll().where('seq', '=', seq).executeTakeFirst();
 }
 
-export function lastCheckpoint(db: Db): Promise<CheckpointRow | undefined> {
-  return db.selectFrom('audit_checkpoints').selectAll().orderBy('seq', 'desc').limit(1).executeTakeFirst();
-}
-
 /** The first unsealed event written before `at`: a checkpoint made after it should cover it. */
 export function firstUnsealedBefore(db: Db, at: number): Promise<AuditEvent | undefined> {
   return db.selectFrom('events').selectAll().where('seq', 'is', null).where('at', '<', at).orderBy('id').limit(1).executeTakeFirst();

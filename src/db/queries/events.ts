@@ -4,7 +4,7 @@ import type { EventsTable } from '../schema/events.js';
 import { storableText } from '../text.js';
 
 export type AuditEvent = Selectable<EventsTable>;
-export type NewAuditEvent = Insertable<EventsTable>;
+type NewAuditEvent = Insertable<EventsTable>;
 
 export async function insertEvent(db: Db, event: NewAuditEvent): Promise<void> {
   await db
@@ -19,7 +19,7 @@ export async function insertEvent(db: Db, event: NewAuditEvent): Promise<void> {
     .execute();
 }
 
-export interface EventFilter {
+interface EventFilter {
   readonly schoolId?: string;
   readonly username?: string;
   readonly type?: string;

@@ -3,7 +3,7 @@ import type { Db } from '../database.js';
 import type { DatabaseSchema } from '../schema/index.js';
 import type { MfaChallengesTable } from '../schema/mfa-challenges.js';
 
-export type MfaChallenge = Selectable<MfaChallengesTable>;
+type MfaChallenge = Selectable<MfaChallengesTable>;
 
 /** What an mfa_token was issued for: answering a sign-in, or enrolling the first factor. */
 export type ChallengePurpose = 'login' | 'enroll';
@@ -15,7 +15,7 @@ export interface ChallengeRef {
 }
 
 /** Wrong codes an mfa_token survives: the fifth ends it. */
-export const CHALLENGE_MAX_FAILURES = 5;
+const CHALLENGE_MAX_FAILURES = 5;
 
 export async function insertChallenge(db: Db, challenge: Insertable<MfaChallengesTable>): Promise<void> {
   await db.insertInto('mfa_challenges').values(challenge).execute();

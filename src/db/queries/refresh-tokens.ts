@@ -18,7 +18,7 @@ export interface RotationAttempt {
 }
 
 /** The token's grant as it was read (undefined for an unknown token), and whether the attempt consumed the token. */
-export interface RotationOutcome {
+interface RotationOutcome {
   readonly grant: RefreshGrant | undefined;
   readonly rotated: boolean;
 }

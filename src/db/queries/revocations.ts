@@ -7,7 +7,7 @@ export interface FeedPosition {
   readonly sid: string;
 }
 
-export interface RevokedSession {
+interface RevokedSession {
   readonly id: string;
   readonly revocation_seq: number;
 }

@@ -18,7 +18,7 @@ export type Session = Selectable<SessionsTable>;
  * for an operator's transaction that holds the admin's row, then sees what it committed.
  * Returns false, having written nothing, when an operator ended the admin's sessions meanwhile.
  */
-export type NewSession = Omit<Session, 'revoked_at' | 'revoke_reason' | 'revocation_seq' | 'sso_issuer' | 'sso_subject' | 'sso_session'> &
+type NewSession = Omit<Session, 'revoked_at' | 'revoke_reason' | 'revocation_seq' | 'sso_issuer' | 'sso_subject' | 'sso_session'> &
   Partial<Pick<Session, 'sso_issuer' | 'sso_subject' | 'sso_session'>>;
 
 /**

@@ -3,10 +3,10 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { ThrottleCountersTable } from '../schema/throttle-counters.js';
 
-export type ThrottleCounter = Selectable<ThrottleCountersTable>;
+type ThrottleCounter = Selectable<ThrottleCountersTable>;
 
 /** How long a scope blocks after an attempt, given its counts: policy decided in auth/, as values. */
-export interface Backoff {
+interface Backoff {
   /** The count the waits are indexed by: windowed failures, or the larger of those and the consecutive ones. */
   readonly count: 'failures' | 'failures-or-consecutive';
   /** `waits[n]` seconds after the n-th failure, the last entry for every larger n; 0 blocks nothing. */

@@ -48,7 +48,7 @@ export async function advanceSignCount(db: Db, factorId: string, previous: numbe
   return result.numUpdatedRows > 0n;
 }
 
-export interface NewPasskey {
+interface NewPasskey {
   readonly id: string;
   readonly admin_id: string;
   readonly name: string;

@@ -10,7 +10,7 @@ export class JsonText {
 }
 
 /** `application/json` or `application/*+json`, any case, any parameters (as FastAPI decides). */
-export function isJsonMediaType(contentType: string | undefined): boolean {
+function isJsonMediaType(contentType: string | undefined): boolean {
   if (contentType === undefined) return false;
   if (contentType === 'application/json') return true;
   const essence = (contentType.split(';', 1)[0] ?? '').trim().toLowerCase();
@@ -22,7 +22,7 @@ export function isJsonMediaType(contentType: string | undefined): boolean {
  * Turns the raw bytes into text: undefined for an empty body, JsonText when the media type is
  * JSON, otherwise a RawBody (validated as a string and never echoed, since it may hold a password).
  */
-export function decodeBody(request: Pick<FastifyRequest, 'headers'>, bytes: Buffer): undefined | JsonText | RawBody {
+function decodeBody(request: Pick<FastifyRequest, 'headers'>, bytes: Buffer): undefined | JsonText | RawBody {
   if (bytes.length === 0) return undefined;
   let text: string;
   try {

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** The largest declared body read and discarded after a 413: deploy/nginx.conf's client_max_body_size. */
-export const DRAIN_LIMIT_BYTES = 1024 * 1024;
+const DRAIN_LIMIT_BYTES = 1024 * 1024;
 
 /**
  * Fastify answers 413 from the Content-Length alone and asks for the connection to be closed.

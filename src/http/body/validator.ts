@@ -13,7 +13,7 @@ interface ObjectSchema {
 }
 
 /** The fields of a body schema, in declaration order, with their kinds and length limits. */
-export function fieldsOf(schema: ObjectSchema): FieldSpec[] {
+function fieldsOf(schema: ObjectSchema): FieldSpec[] {
   const required = new Set(schema.required ?? []);
   return Object.entries(schema.properties ?? {}).map(([name, property]) => ({
     name,

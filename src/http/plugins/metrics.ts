@@ -28,7 +28,7 @@ function ssoOutcomeOf(status: number, location: unknown, start: boolean): string
   return 'error';
 }
 
-export interface Metrics {
+interface Metrics {
   /** For answers that matched no route (the 404s and 405s): the request lifecycle sees those. */
   readonly observeUnmatched: ResponseObserver;
   /** Adds GET /metrics to `target`: the management listener's app, not the observed one. */

@@ -16,7 +16,7 @@ export function loginBody(result: LoginResult) {
   };
 }
 
-export function isChallenge(result: LoginResult | SecondFactorChallenge): result is SecondFactorChallenge {
+function isChallenge(result: LoginResult | SecondFactorChallenge): result is SecondFactorChallenge {
   return 'mfaToken' in result;
 }
 

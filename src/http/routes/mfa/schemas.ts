@@ -3,7 +3,7 @@ import { credentialSchema } from './passkey-schemas.js';
 import { errorBody } from '../schemas.js';
 
 /** Length limits of the second-factor fields: beyond them a 422 `string_too_long`. */
-export const MFA_LIMITS = { mfa_token: 128, method: 32, code: 64, factor_id: 64 } as const;
+const MFA_LIMITS = { mfa_token: 128, method: 32, code: 64, factor_id: 64 } as const;
 
 const mfaToken = Type.String({ maxLength: MFA_LIMITS.mfa_token, description: 'The mfa_token of the 403 login answer', format: 'password' });
 const code = Type.String({ maxLength: MFA_LIMITS.code, description: 'A 6-digit TOTP code or a recovery code', format: 'password' });

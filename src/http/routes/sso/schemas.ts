@@ -3,7 +3,7 @@ import { errorBody } from '../schemas.js';
 import { SecondFactorRequired } from '../mfa/schemas.js';
 
 /** Length limits of the code exchange: beyond them a 422 `string_too_long`. */
-export const SSO_LIMITS = { code: 128, code_verifier: 128 } as const;
+const SSO_LIMITS = { code: 128, code_verifier: 128 } as const;
 
 export const SsoStartParams = Type.Object({ school_id: Type.String({ description: 'The school whose IdP signs in' }) });
 
