@@ -1,6 +1,6 @@
 import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
-import { listPasswordHashes } from '../../db/queries/password-hashes.js';
+import { listPasswordHashes } from '../../db/queries/admins.js';
 
 export type Argon2Params = Config['argon2'];
 

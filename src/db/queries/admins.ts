@@ -92,3 +92,9 @@ export async function replacePasswordHash(db: Db, adminId: string, oldHash: stri
 export async function setAdminDisabled(db: Db, adminId: string, disabledAt: number | null): Promise<void> {
   await db.updateTable('admins').set({ disabled_at: disabledAt }).where('id', '=', adminId).execute();
 }
+
+/** Every stored password hash (PHC strings): their parameters decide the dummy hash's. */
+export async function listPasswordHashes(db: Db): Promise<string[]> {
+  const rows = await db.selectFrom('admins').select('password_hash').execute();
+  return rows.map((row) => row.password_hash);
+}
