@@ -1,7 +1,7 @@
 /**
  * The error catalogue: every error a client may see, with a stable code, its status, the exact
- * body `detail` and the headers DESIGN.md requires. Anything thrown that is not an AppError is a
- * bug: the client gets a generic 500 and the cause goes to the log only.
+ * body `detail` and the headers the API promises (docs/api.md). Anything thrown that is not an
+ * AppError is a bug: the client gets a generic 500 and the cause goes to the log only.
  */
 export const catalogue = {
   LOGIN_REFUSED: { status: 401, detail: 'Incorrect username or password', headers: { 'www-authenticate': 'Bearer' } },

@@ -58,7 +58,7 @@ export interface Config {
   readonly sso: SsoConfig;
 }
 
-/** Brute-force throttling (DESIGN.md §4); counts are failures, times are seconds. */
+/** Brute-force throttling, in the layers of docs/design.md ("Brute force"); counts are failures, times are seconds. */
 export interface ThrottleConfig {
   readonly enabled: boolean;
   /** Layer 1, per (account, client IP): failures before the backoff starts, over this window. */

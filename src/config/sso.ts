@@ -1,6 +1,6 @@
 import { isLoopbackHost } from './issuer.js';
 
-/** Single sign-on settings (DESIGN.md §8). */
+/** Single sign-on settings (docs/sso.md). */
 export interface SsoConfig {
   /** Where the service is reached from browsers; the IdP redirects to `<publicUrl>/admin/auth/sso/callback`. */
   readonly publicUrl: string;

@@ -29,7 +29,7 @@ export async function changeOwnPassword(
   passwords: { current: string; next: string },
   context: RequestContext,
 ): Promise<void> {
-  // Decided from the body and the token alone, before any lookup or hashing (DESIGN §3).
+  // Decided from the body and the token alone, before any lookup or hashing, as every 422 is.
   const problem = checkNewPassword(passwords.next, { username: claims.username, schoolId: claims.school_id });
   if (problem !== undefined) throw new NewPasswordRejected(problem);
   const admin = await findAdminById(deps.db, claims.sub);

@@ -11,7 +11,7 @@ import { MFA_TOKEN_LIFETIME, generateMfaToken, hashMfaToken } from './mfa-token.
 
 type MfaMethod = 'totp' | 'webauthn' | 'recovery_code';
 
-/** What a right password answers when a second factor must follow (the 403 of DESIGN.md §6). */
+/** What a right password answers when a second factor must follow (the 403 with an mfa_token, docs/second-factor.md). */
 export interface SecondFactorChallenge {
   readonly mfaToken: string;
   readonly methods: readonly MfaMethod[];

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { secureRandomBytes } from '../secure-random.js';
 
-/** Seconds an mfa_token lives (DESIGN.md §6). */
+/** Seconds an mfa_token lives: the `expires_in` of the second-factor 403 (docs/second-factor.md). */
 export const MFA_TOKEN_LIFETIME = 300;
 
 /** 256 bits from the CSPRNG, base64url (43 characters): never a JWT, so never taken for an access token. */

@@ -7,10 +7,11 @@ import { aboutAdmin, recordEvent, type RequestContext } from '../events.js';
 import { accountOf } from '../throttling/throttle-rules.js';
 
 /**
- * DESIGN.md §6 with §4's rule that throttling never keeps an admin out of an address they signed
- * in from before: 10 failures in 15 minutes per (admin, address), always, so an attacker at a
- * known address is limited too; and 10 in 15 minutes, 100 in a row locking, for every address
- * new to the admin together, which is all an attacker elsewhere can exhaust.
+ * The second factor's throttle (docs/second-factor.md), under the login throttle's rule that
+ * throttling never keeps an admin out of an address they signed in from before: 10 failures in
+ * 15 minutes per (admin, address), always, so an attacker at a known address is limited too; and
+ * 10 in 15 minutes, 100 in a row locking, for every address new to the admin together, which is
+ * all an attacker elsewhere can exhaust.
  */
 export const MFA_THROTTLE: { readonly perAddress: MfaThrottleRules; readonly newAddresses: MfaThrottleRules } = {
   perAddress: { maxFailures: 10, window: 15 * 60 },

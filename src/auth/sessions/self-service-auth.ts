@@ -6,7 +6,7 @@ import { authenticateAccessToken } from './current-admin.js';
 
 /**
  * Who may manage an account's sessions and password: the bearer of a live session's token, and,
- * once the admin has a second factor, only of a session signed in with it (aal2, DESIGN §7).
+ * once the admin has a second factor, only of a session signed in with it (aal2, docs/api.md).
  * Otherwise a stolen password alone (an aal1 session from before the factor was enrolled) could
  * sign the real admin out everywhere or change the password. Answered with RFC 9470's step-up
  * challenge, like the factor management routes.

@@ -19,7 +19,7 @@ export interface LoginResult {
   readonly username: string;
 }
 
-/** The IdP identity of a session signed in through single sign-on (DESIGN.md §8). */
+/** The IdP identity of a session signed in through single sign-on (docs/sso.md). */
 export interface Federation {
   readonly issuer: string;
   readonly subject: string;

@@ -2,7 +2,7 @@ import { emailDomainOf, emailKey } from './email-address.js';
 
 /**
  * What each kind of identity provider needs to say which district may sign in, and how its ID
- * token says it (DESIGN.md §8). A new protocol (SAML) would add a profile with its own flow; the
+ * token says it (docs/sso.md, "Settings"). A new protocol (SAML) would add a profile with its own flow; the
  * checks below are written against claims, not against OpenID Connect.
  */
 export type ProviderName = 'google' | 'microsoft' | 'clever' | 'classlink' | 'oidc';

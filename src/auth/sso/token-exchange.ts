@@ -15,7 +15,7 @@ const FEDERATED_WITH_MFA: Assurance = { acr: 'aal2', amr: ['fed', 'mfa'] };
 /**
  * Exchanges the front end's login code and PKCE verifier for exactly what a login answers: a
  * session, or the second-factor 403 when the school's policy asks for ours and the IdP's MFA is
- * not trusted (DESIGN.md §6). The session starts at the credential epoch seen at the callback, so
+ * not trusted (docs/sso.md). The session starts at the credential epoch seen at the callback, so
  * a disable or suspend in between refuses it, and its absolute expiry is bounded by SSO_SESSION_MAX_AGE.
  */
 export async function exchangeLoginCode(deps: AppContext, code: string, verifier: string, context: RequestContext): Promise<LoginResult | SecondFactorChallenge> {

@@ -18,7 +18,7 @@ interface SetOptions {
   trustIdpMfa?: boolean;
 }
 
-/** `school-auth sso set|show|remove`: a school's identity provider (DESIGN.md §8). */
+/** `school-auth sso set|show|remove`: a school's identity provider (docs/sso.md). */
 export function registerSsoCommands(program: Command): void {
   const sso = program.command('sso').description("sign-in with a school's identity provider (OpenID Connect)");
 

@@ -1,7 +1,7 @@
 import type { Kysely, Migration } from 'kysely';
 
 /**
- * Second factors for administrators (DESIGN.md §6). Secrets are stored sealed when a key file is
+ * Second factors for administrators (docs/second-factor.md). Secrets are stored sealed when a key file is
  * configured; recovery codes and mfa_tokens only as SHA-256 digests. `sessions.acr`/`amr` keep the
  * assurance a session was signed in with, so a refresh issues tokens of the same level; sessions
  * that exist before this migration were signed in with a password only.

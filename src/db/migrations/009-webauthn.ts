@@ -1,7 +1,7 @@
 import type { Kysely, Migration } from 'kysely';
 
 /**
- * Passkeys and security keys (DESIGN.md §6). A WebAuthn factor is an `mfa_factors` row with its
+ * Passkeys and security keys (docs/second-factor.md). A WebAuthn factor is an `mfa_factors` row with its
  * credential's id, public key (base64url COSE), signature counter, transports and device type;
  * it has no secret (`secret` is empty). The challenge of a sign-in lives on its mfa_token's row;
  * that of a registration in `webauthn_registrations`, one per admin, so neither can pile up.

@@ -4,7 +4,7 @@ import { sql, type Kysely, type Migration } from 'kysely';
 const GENESIS_HASH = '0'.repeat(64);
 
 /**
- * The sealed audit chain (DESIGN.md §9). Events stay as they are written; the sealer gives each
+ * The sealed audit chain (docs/audit-trail.md). Events stay as they are written; the sealer gives each
  * a `seq` and a chained `hash`, and ends every batch with a signed row in `audit_checkpoints`.
  * `audit_sealer` is one row: the chain's head and how far `prune` cut it. Every batch starts by
  * updating that row, so across instances one batch at a time holds it (a row lock on

@@ -1,7 +1,7 @@
 import type { Kysely, Migration } from 'kysely';
 
 /**
- * Sign-in with the district's OpenID Connect provider (DESIGN.md §8).
+ * Sign-in with the district's OpenID Connect provider (docs/sso.md).
  * - `sso_settings`: one per school; the client secret sealed like signing keys when a key file is set.
  * - `sso_links`: which IdP identity may sign in as which admin. An email link waits for the first
  *   sign-in with that verified email and then holds `(issuer, subject)`; from then on only that

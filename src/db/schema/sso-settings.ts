@@ -1,4 +1,4 @@
-/** A school's OpenID Connect provider (DESIGN.md §8). Booleans are stored as 0/1 on both databases. */
+/** A school's OpenID Connect provider (docs/sso.md). Booleans are stored as 0/1 on both databases. */
 export interface SsoSettingsTable {
   school_key: string;
   /** `google`, `microsoft`, `clever`, `classlink` or `oidc`. */

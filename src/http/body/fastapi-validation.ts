@@ -2,8 +2,8 @@ import { isSecretName } from './secret-names.js';
 
 /**
  * Request-body validation that reports problems item for item as FastAPI (Pydantic v2) does
- * for a model of required, length-limited string fields, with the deliberate differences of
- * DESIGN.md section 3: secrets are never echoed, and lengths are limited.
+ * for a model of required, length-limited string fields, with two deliberate differences:
+ * secrets are never echoed (docs/http-edge.md), and lengths are limited (LIMITS in routes/schemas.ts).
  */
 
 /** A body that was not parsed as JSON (non-JSON Content-Type): validated as a string, never echoed. */

@@ -3,7 +3,7 @@
  * a member whose name, split into words (snake_case, kebab-case, camelCase, digits), contains a
  * word that names a secret. A confused client that sends `recovery_code`, `client_secret`,
  * `codeVerifier` or `new-password` to the wrong endpoint gets them back as "[redacted]", at any
- * depth, exactly as `password` (DESIGN §3). Redacting a harmless member costs nothing; echoing a
+ * depth, exactly as `password` (docs/http-edge.md). Redacting a harmless member costs nothing; echoing a
  * secret into a log or a browser console cannot be undone.
  */
 const SECRET_WORDS: ReadonlySet<string> = new Set([

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type {} from '@fastify/swagger';
 
-/** Length limits of DESIGN.md §3: beyond them a field is a 422 `string_too_long`. */
+/** Length limits of the contract's fields (FastAPI's have none): beyond them a field is a 422 `string_too_long`. */
 export const LIMITS = { school_id: 128, username: 256, password: 1024, refresh_token: 512 } as const;
 
 export const LoginBody = Type.Object({

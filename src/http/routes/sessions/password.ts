@@ -16,7 +16,7 @@ function rejectedNewPassword(problem: string): ValidationFailure {
   ]);
 }
 
-/** Self-service password change (DESIGN §7). */
+/** Self-service password change: the admin's own, with their access token. */
 export function registerPasswordRoute(app: FastifyInstance, deps: AppContext): void {
   app.post<{ Body: Static<typeof PasswordChangeBody> }>(
     '/admin/auth/password',

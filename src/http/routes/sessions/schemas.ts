@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { LIMITS, errorBody } from '../schemas.js';
 
-/** Schemas of the self-service endpoints (DESIGN §7) and of the revocation feed. */
+/** Schemas of the self-service endpoints and of the revocation feed. */
 
 const isoTime = (description: string) => Type.String({ format: 'date-time', description: `${description} (ISO 8601, UTC)` });
 

@@ -13,7 +13,7 @@ const isoSeconds = (seconds: number) => new Date(seconds * 1000).toISOString().r
 const bearerErrors = { 401: ErrorBodies.invalidAccessToken, 503: ErrorBodies.unavailable };
 const ended = { type: 'null', description: 'Ended' } as const;
 
-/** Self-service sessions (DESIGN §7): an admin sees and ends their own sessions with their access token. */
+/** Self-service sessions: an admin sees and ends their own sessions with their access token. */
 export function registerSessionRoutes(app: FastifyInstance, deps: AppContext): void {
   const common = { tags: [TAG.sessions], security: [{ bearerAuth: [] }] };
   const preValidation = requireBearer(deps);

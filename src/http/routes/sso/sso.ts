@@ -25,7 +25,7 @@ function redirectTo(reply: FastifyReply, location: string): FastifyReply {
   return reply.code(302).header('location', location).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').send();
 }
 
-/** The three steps of sign-in with the school's identity provider (DESIGN.md §8). */
+/** The three steps of sign-in with the school's identity provider (docs/sso.md). */
 export function registerSsoRoutes(app: FastifyInstance, deps: AppContext): void {
   app.get<{ Params: Static<typeof SsoStartParams> }>(
     '/admin/auth/sso/:school_id/start',
