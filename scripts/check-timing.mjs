@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Login timing check (DESIGN.md §3 and §4: every refusal is "indistinguishable in timing").
+ * Login timing check (docs/design.md, "Refused logins": every refusal is indistinguishable in timing).
  *
  * Builds the compiled service (`npm run build` first: this imports ../dist) on a temporary SQLite
  * database with LOGIN_THROTTLE=off, seeds one school with an active and a disabled administrator,

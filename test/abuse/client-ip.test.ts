@@ -1,5 +1,5 @@
 /**
- * Which client IP the throttling and the audit trail see (DESIGN.md §4): the socket peer, and
+ * Which client IP the throttling and the audit trail see: the socket peer, and
  * `X-Forwarded-For` only when the peer is a configured trusted proxy (read right to left).
  */
 import { describe, expect, it } from 'vitest';

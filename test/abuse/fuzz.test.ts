@@ -1,7 +1,7 @@
 /**
  * Property-based abuse of every endpoint (fast-check): random bodies (JSON values, text, bytes,
  * objects with the real field names), random media types, random extra headers, random methods
- * and paths. Whatever arrives, the answer is never a 5xx and is one of DESIGN.md's documented
+ * and paths. Whatever arrives, the answer is never a 5xx and is one of the API's documented
  * answers: a 200/204 success, or an error status whose body is exactly a documented `detail`
  * string or (422) a list of FastAPI validation items.
  *
@@ -41,7 +41,7 @@ function unauthorizedDetail(path: string): string | undefined {
   return undefined;
 }
 
-/** Fails unless the answer is one DESIGN.md documents for this method and path. */
+/** Fails unless the answer is one the API documents for this method and path. */
 function expectDocumented(method: string, path: string, response: LightMyRequestResponse): void {
   const where = `${method} ${path} -> ${response.statusCode} ${response.body.slice(0, 300)}`;
   expect(response.statusCode, where).toBeLessThan(500);

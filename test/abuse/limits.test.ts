@@ -155,7 +155,7 @@ describe('body size', () => {
 
 describe('protocol errors', () => {
   // Node's parser refuses these before any route runs; Fastify's default clientError handler then
-  // writes its own body. DESIGN.md §3: every error body is JSON with a `detail` member.
+  // writes its own body. Every error body is JSON with a `detail` member (docs/api.md).
   it.each<[string, string, number]>([
     ['bad chunk framing', `${head(LOGIN, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' })}zz\r\n{}\r\n0\r\n\r\n`, 400],
     ['a header line without a colon', 'POST /admin/auth/login HTTP/1.1\r\nHost: x\r\nthis is not a header\r\n\r\n', 400],

@@ -1,5 +1,5 @@
 /**
- * Brute-force throttling (DESIGN.md §4), through the real HTTP application on SQLite and
+ * Brute-force throttling (docs/design.md), through the real HTTP application on SQLite and
  * PostgreSQL, with the injected clock: layer 1 per (account, client IP), layer 2 per account
  * across IPs (sparing IPs that signed in before), layer 3 per client IP (spraying), layer 4 the
  * lockout after 100 consecutive failures.

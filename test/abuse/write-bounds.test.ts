@@ -1,5 +1,5 @@
 /**
- * What unauthenticated login attempts make us store is bounded per request (DESIGN.md §4): the
+ * What unauthenticated login attempts make us store is bounded per request (docs/design.md): the
  * largest names the contract accepts, which NFKC can grow 18-fold (U+FDFA), end up as
  * fixed-size throttle keys and bounded audit text; throttled attempts add no rows at all.
  */

@@ -1,6 +1,6 @@
 /**
  * Helpers for the abuse tests (test/abuse/*): login attempts from a chosen client IP, and the
- * exact throttling answer of DESIGN.md §3.
+ * exact throttling answer (429 with `Retry-After`).
  */
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';

@@ -1,6 +1,6 @@
 /**
  * Small helpers for the HTTP contract tests (test/http/*.test.ts): the exact error bodies of
- * DESIGN.md §3, raw requests, and access to what the service recorded.
+ * the contract (docs/api.md), raw requests, and access to what the service recorded.
  */
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { importJWK, type JWK } from 'jose';
@@ -8,7 +8,7 @@ import { listEvents, type AuditEvent } from '../../src/db/queries/events.js';
 import { listSigningKeys } from '../../src/db/queries/signing-keys.js';
 import { postJson, type TestApp } from './app.js';
 
-/** The exact bodies DESIGN.md §3 prescribes (byte for byte). */
+/** The exact bodies the contract prescribes (byte for byte). */
 export const BODIES = {
   loginRefused: '{"detail":"Incorrect username or password"}',
   invalidRefreshToken: '{"detail":"Invalid refresh token"}',

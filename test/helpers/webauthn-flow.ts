@@ -11,7 +11,7 @@ export const RP_ID = 'school.test';
 /** The settings that turn passkeys on in a test app. */
 export const PASSKEY_ENV = { WEBAUTHN_RP_ID: RP_ID, WEBAUTHN_ORIGINS: ORIGIN };
 
-/** The fields of the login 200 body (DESIGN.md section 1), which a passkey sign-in answers exactly. */
+/** The fields of the login 200 body, which a passkey sign-in answers exactly. */
 export const LOGIN_FIELDS = ['access_token', 'expires_in', 'refresh_expires_in', 'refresh_token', 'school_id', 'token_type', 'username'];
 
 type Admin = { schoolId: string; username: string; password: string };

@@ -7,7 +7,7 @@ import { TEST_DIALECTS } from '../helpers/database.js';
 
 type Endpoint = 'login' | 'refresh' | 'logout';
 
-/** The statuses DESIGN.md §3 documents for each POST endpoint (429: login throttling). */
+/** The statuses documented for each POST endpoint (429: login throttling). */
 const DOCUMENTED: Record<Endpoint, readonly number[]> = {
   login: [200, 400, 401, 413, 422, 429],
   refresh: [200, 400, 401, 413, 422],

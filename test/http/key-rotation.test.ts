@@ -82,7 +82,7 @@ describe.each(TEST_DIALECTS)('signing key rotation with KEY_CACHE_SECONDS=300 on
   });
   afterEach(() => t.close());
 
-  // DESIGN.md §2: "a retired key stays published until every token it signed has expired". An
+  // A retired key stays published until every token it signed has expired (docs/keys.md). An
   // instance keeps signing with its cached (old) key for up to KEY_CACHE_SECONDS after the new key
   // became active, so the old key must stay published that much longer.
   it('keeps verifying a token the old key signed from its cache until that token expires', async () => {

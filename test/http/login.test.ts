@@ -215,7 +215,7 @@ describe.each(TEST_DIALECTS)('POST /admin/auth/login on %s', (dialect) => {
   });
 
   // U+0000 is a valid JSON string character, so validation passes, but PostgreSQL text cannot
-  // hold it: the login must still be the one 401 of DESIGN.md §3, never a 500.
+  // hold it: the login must still be the one 401 of a refused login, never a 500.
   it('refuses identifiers containing U+0000 with the same 401, never a 500', async () => {
     const admin = await seedAdmin(t.services);
     for (const body of [

@@ -7,7 +7,7 @@ import { PASSKEY_ENV } from '../helpers/webauthn-flow.js';
 
 // PostgreSQL text cannot hold U+0000, and a lone surrogate is not text in any encoding: such a
 // string must never reach a query. Ids answer 404 (no record can have one); other body fields get
-// one FastAPI-style 422 item; the bodies of the original contract keep DESIGN §3's answers.
+// one FastAPI-style 422 item; the bodies of the original contract keep their answers.
 
 const NUL_ITEM = { type: 'string_pattern_mismatch', msg: "String should match pattern '^[^\\x00]*$'", ctx: { pattern: '^[^\\x00]*$' } };
 const SURROGATE_ITEM = { type: 'string_unicode', msg: 'Input should be a valid string, unable to parse raw data as a unicode string' };
@@ -69,7 +69,7 @@ describe.each(TEST_DIALECTS)('NUL and lone surrogates at the boundary on %s', (d
     expect(registered.json()).toEqual({ detail: 'Passkey registration failed' });
   });
 
-  it('login and refresh keep the answers of DESIGN §3: the one 401', async () => {
+  it('login and refresh keep the answers of the original contract: the one 401', async () => {
     for (const field of ['school_id', 'username', 'password']) {
       for (const bad of ['\u0000', '\ud800']) {
         const body = { school_id: 'lincoln-high', username: 'alice', password: 'correct horse battery staple', [field]: `x${bad}` };

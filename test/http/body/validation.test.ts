@@ -3,7 +3,7 @@ import { createTestApp, postJson, seedAdmin, type TestApp } from '../helpers/app
 import { ENDPOINTS, postRaw } from '../helpers/contract.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
 
-/** The strings of DESIGN.md §3. */
+/** The strings of FastAPI's (Pydantic v2's) 422 items. */
 const FIELD_REQUIRED = 'Field required';
 const NOT_A_STRING = 'Input should be a valid string';
 const NOT_A_DICT = 'Input should be a valid dictionary or object to extract fields from';

@@ -1,4 +1,4 @@
-/** DESIGN §7: an admin lists and ends their own sessions with their bearer access token. */
+/** Self-service: an admin lists and ends their own sessions with their bearer access token. */
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { useTestApps, seedAdmin, signIn, type TestApp } from '../helpers/app.js';

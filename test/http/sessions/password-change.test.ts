@@ -1,4 +1,4 @@
-/** DESIGN §7: POST /admin/auth/password, authenticated by the admin's access token. */
+/** Self-service: POST /admin/auth/password, authenticated by the admin's access token. */
 import { describe, expect, it } from 'vitest';
 import { useTestApps, postJson, seedAdmin, signIn, PASSWORD } from '../helpers/app.js';
 import { BODIES, auditEvents, me, refresh } from '../helpers/contract.js';

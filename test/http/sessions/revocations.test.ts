@@ -1,4 +1,4 @@
-/** DESIGN §7: GET /auth/revocations, the feed the platform's verifiers follow, with the injected clock. */
+/** GET /auth/revocations (docs/revocation-feed.md), the feed the platform's verifiers follow, with the injected clock. */
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { setAdminEnabled } from '../../src/auth/accounts/admins.js';
