@@ -8,7 +8,7 @@
  * LOGIN_THROTTLE=off: every well-formed login goes all the way through the password check, so a
  * 429 is NOT accepted here (throttling has its own tests in throttle.test.ts).
  * Generated text includes U+0000 and lone surrogates, which PostgreSQL cannot store: the HTTP
- * boundary keeps them from every query (test/http/unstorable-text*.test.ts).
+ * boundary keeps them from every query (test/http/body/unstorable-text*.test.ts).
  */
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';

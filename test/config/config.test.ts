@@ -1,7 +1,8 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, it } from 'vitest';
-import { cleanupOps, runCli, tempDir } from '../helpers/ops-server.js';
+import { cleanupOps, tempDir } from '../helpers/ops-server.js';
+import { runCli } from '../helpers/cli-run.js';
 
 // The tests run concurrently (each in its own directory); their children are reaped at the end.
 afterAll(cleanupOps);

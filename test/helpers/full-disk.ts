@@ -10,7 +10,7 @@ const RUNS = new Set<string | symbol>(['run', 'get', 'all', 'iterate']);
  * Makes a better-sqlite3 connection fail its writes as SQLite fails them on a full disk, while
  * `full` is set: the statement throws SqliteError SQLITE_FULL ("database or disk is full") after
  * SQLite has rolled back the transaction it was part of. Statements that only read, and a
- * transaction's bounds, go on as usual. For where no small file system can be mounted (test/ops/disk-full.test.ts mounts one).
+ * transaction's bounds, go on as usual. For where no small file system can be mounted (test/server/disk-full.test.ts mounts one).
  */
 export function failWritesWhenFull(sqlite: SQLite.Database): { full: boolean } {
   const disk = { full: false };

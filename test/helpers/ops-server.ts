@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli as runCliProcess, type CliResult } from './cli-run.js';
+import { runCli, type CliResult, type RunOptions } from './cli-run.js';
 import { freePort } from './free-port.js';
 import { serveOnFreePort, type Exit } from './server-process.js';
 
@@ -15,14 +15,6 @@ export { CLI_MAIN, REPO_ROOT, childEnv as serviceEnv } from './cli-run.js';
 
 export type { CliResult };
 
-export interface CliOptions {
-  readonly cwd: string;
-  readonly env: Record<string, string | undefined>;
-  /** Written to standard input, which is then closed. */
-  readonly input?: string;
-  readonly timeoutMs?: number;
-}
-
 const children = new Set<ChildProcess>();
 const directories = new Set<string>();
 
@@ -31,9 +23,9 @@ function track(child: ChildProcess): void {
   child.once('exit', () => children.delete(child));
 }
 
-/** `node dist/cli/main.js ...args`, to completion. */
-export function runCli(args: readonly string[], options: CliOptions): Promise<CliResult> {
-  return runCliProcess(args, { ...options, timeoutMs: options.timeoutMs ?? 20_000 }, track);
+/** A command on a started server's database, tracked so that `cleanupOps()` can stop it. */
+function runTracked(args: readonly string[], options: RunOptions & { cwd: string }): Promise<CliResult> {
+  return runCli(args, { ...options, timeoutMs: options.timeoutMs ?? 20_000 }, track);
 }
 
 /** A fresh temporary directory, removed by `cleanupOps()`. */
@@ -84,7 +76,7 @@ export async function startServer(extraEnv: Record<string, string> = {}, options
     child: server.child,
     stdout: () => server.stdout,
     stderr: () => server.stderr,
-    cli: (args, cliOptions = {}) => runCli(args, { cwd, env: { ...env, ...cliOptions.env }, input: cliOptions.input }),
+    cli: (args, cliOptions = {}) => runTracked(args, { cwd, env: { ...env, ...cliOptions.env }, input: cliOptions.input }),
     exited: server.exited,
   };
 }

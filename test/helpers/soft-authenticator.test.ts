@@ -6,8 +6,8 @@ import {
   type WebAuthnCredential,
 } from '@simplewebauthn/server';
 import { describe, expect, it } from 'vitest';
-import { encodeCbor } from '../helpers/cbor.js';
-import { SoftAuthenticator, type CeremonyKnobs } from '../helpers/soft-authenticator.js';
+import { encodeCbor } from './cbor.js';
+import { SoftAuthenticator, type CeremonyKnobs } from './soft-authenticator.js';
 
 // The test helper checked against the library directly, so the endpoint tests that use it
 // fail only because of the endpoints.

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BODIES } from '../helpers/contract.js';
 import { parseLogLines } from '../helpers/log-lines.js';
-import { cleanupOps, loginHttp, OPS_SCHOOL, OPS_USERNAME, runCli, sleep, startServer, tempDir, type RunningServer } from '../helpers/ops-server.js';
+import { cleanupOps, loginHttp, OPS_SCHOOL, OPS_USERNAME, sleep, startServer, tempDir, type RunningServer } from '../helpers/ops-server.js';
+import { runCli } from '../helpers/cli-run.js';
 
 /**
  * A real server process whose DATA_DIR is on a small tmpfs, filled up while it answers logins.

@@ -2,7 +2,7 @@ import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 
 /**
- * Exactly what the routes use (test/ops/cors.test.ts compares with the OpenAPI document, so a
+ * Exactly what the routes use (test/http/plugins/cors.test.ts compares with the OpenAPI document, so a
  * route with a new method fails it): DELETE signs out a lost device or removes a factor.
  */
 const METHODS = ['GET', 'POST', 'DELETE'];

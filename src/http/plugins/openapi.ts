@@ -9,7 +9,7 @@ import { OPENAPI_TAGS } from './docs-tags.js';
  * The docs page's policy: everything from the service itself. Swagger UI's standalone layout
  * renders its own small logo (which ours then replaces) with a <style> element; its hash is
  * allowed so the console shows no violation. A new Swagger UI version may change that element:
- * test/ops/docs-browser.test.ts fails on any violation.
+ * test/http/plugins/docs-browser.test.ts fails on any violation.
  */
 const SWAGGER_LOGO_STYLE = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='";
 const DOCS_CSP = {

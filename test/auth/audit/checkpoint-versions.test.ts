@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkpointSigner, type SealedCheckpoint } from '../../src/auth/audit/checkpoint-signature.js';
-import { sealBatch } from '../../src/auth/audit/sealer.js';
-import type { Db } from '../../src/db/database.js';
-import { useTestApps, type TestApp } from '../helpers/app.js';
-import { quietMinutes, recordEvents, sealAll, verdict, withEmptyTrail } from '../helpers/audit.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
+import { checkpointSigner, type SealedCheckpoint } from '../../../src/auth/audit/checkpoint-signature.js';
+import { sealBatch } from '../../../src/auth/audit/sealer.js';
+import type { Db } from '../../../src/db/database.js';
+import { useTestApps, type TestApp } from '../../helpers/app.js';
+import { quietMinutes, recordEvents, sealAll, verdict, withEmptyTrail } from '../../helpers/audit.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const dir = mkdtempSync(join(tmpdir(), 'school-auth-versions-'));

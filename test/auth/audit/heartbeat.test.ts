@@ -1,13 +1,13 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { HEARTBEAT_MS, WRITE_SETTLE_MS } from '../../src/auth/audit/checkpoint-timeline.js';
-import { roundMs, startSealer } from '../../src/auth/audit/sealer-loop.js';
-import { sealBatch } from '../../src/auth/audit/sealer.js';
-import { verifyTrail } from '../../src/auth/audit/verify-trail.js';
-import { createLogger } from '../../src/runtime/logger.js';
-import { useTestApps } from '../helpers/app.js';
-import { quietMinutes, recordEvents, sealAll, verdict, withEmptyTrail } from '../helpers/audit.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
+import { HEARTBEAT_MS, WRITE_SETTLE_MS } from '../../../src/auth/audit/checkpoint-timeline.js';
+import { roundMs, startSealer } from '../../../src/auth/audit/sealer-loop.js';
+import { sealBatch } from '../../../src/auth/audit/sealer.js';
+import { verifyTrail } from '../../../src/auth/audit/verify-trail.js';
+import { createLogger } from '../../../src/runtime/logger.js';
+import { useTestApps } from '../../helpers/app.js';
+import { quietMinutes, recordEvents, sealAll, verdict, withEmptyTrail } from '../../helpers/audit.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
 
 const SIX_HOURS = 6 * 60;
 

@@ -1,15 +1,15 @@
 import { createPrivateKey, type JsonWebKey } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { CHECKPOINT_TYPE } from '../../src/auth/audit/checkpoint-signature.js';
-import { createJwsSigner, signJwt } from '../../src/auth/keys/jws.js';
-import { revokeSigningKey } from '../../src/auth/keys/key-revocation.js';
-import { createSigningKey } from '../../src/auth/keys/signing-keys.js';
-import { sealBatch } from '../../src/auth/audit/sealer.js';
-import { verifyTrail } from '../../src/auth/audit/verify-trail.js';
-import { nowSeconds } from '../../src/runtime/clock.js';
-import { useTestApps } from '../helpers/app.js';
-import { recordEvents, sealAll, withEmptyTrail } from '../helpers/audit.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
+import { CHECKPOINT_TYPE } from '../../../src/auth/audit/checkpoint-signature.js';
+import { createJwsSigner, signJwt } from '../../../src/auth/keys/jws.js';
+import { revokeSigningKey } from '../../../src/auth/keys/key-revocation.js';
+import { createSigningKey } from '../../../src/auth/keys/signing-keys.js';
+import { sealBatch } from '../../../src/auth/audit/sealer.js';
+import { verifyTrail } from '../../../src/auth/audit/verify-trail.js';
+import { nowSeconds } from '../../../src/runtime/clock.js';
+import { useTestApps } from '../../helpers/app.js';
+import { recordEvents, sealAll, withEmptyTrail } from '../../helpers/audit.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
 
 describe.each(TEST_DIALECTS)('checkpoints and the signing keys on %s', (dialect) => {
   const open = useTestApps(dialect);

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { prune } from '../../src/auth/housekeeping.js';
-import { verifyTrail } from '../../src/auth/audit/verify-trail.js';
-import { useTestApps } from '../helpers/app.js';
-import { quietMinutes, recordEvents, sealAll, verdict, withEmptyTrail } from '../helpers/audit.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
+import { prune } from '../../../src/auth/housekeeping.js';
+import { verifyTrail } from '../../../src/auth/audit/verify-trail.js';
+import { useTestApps } from '../../helpers/app.js';
+import { quietMinutes, recordEvents, sealAll, verdict, withEmptyTrail } from '../../helpers/audit.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
 
 const DAY = 86_400;
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { CLI_CONTEXT, recordEvent } from '../../src/auth/events.js';
-import { sealBatch } from '../../src/auth/audit/sealer.js';
-import type { Db } from '../../src/db/database.js';
-import { useTestApps } from '../helpers/app.js';
-import { quietMinutes, recordEvents, sealAll, verdict, withEmptyTrail } from '../helpers/audit.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
+import { CLI_CONTEXT, recordEvent } from '../../../src/auth/events.js';
+import { sealBatch } from '../../../src/auth/audit/sealer.js';
+import type { Db } from '../../../src/db/database.js';
+import { useTestApps } from '../../helpers/app.js';
+import { quietMinutes, recordEvents, sealAll, verdict, withEmptyTrail } from '../../helpers/audit.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

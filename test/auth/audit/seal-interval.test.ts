@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { ConfigError, loadConfig } from '../../../src/config/config.js';
 
 describe('AUDIT_SEAL_INTERVAL', () => {
   it('defaults to 5 seconds and takes a whole number of seconds from 1 to 3600', () => {

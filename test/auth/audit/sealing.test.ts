@@ -1,14 +1,14 @@
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { GENESIS_HASH, chainHash, sealedView } from '../../src/auth/audit/canonical-event.js';
-import { CHECKPOINT_TYPE } from '../../src/auth/audit/checkpoint-signature.js';
-import { WRITE_SETTLE_MS } from '../../src/auth/audit/checkpoint-timeline.js';
-import { sealBatch } from '../../src/auth/audit/sealer.js';
-import { verifyTrail } from '../../src/auth/audit/verify-trail.js';
-import { CLI_CONTEXT, recordEvent } from '../../src/auth/events.js';
-import { useTestApps } from '../helpers/app.js';
-import { recordEvents, sealAll, withEmptyTrail } from '../helpers/audit.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
+import { GENESIS_HASH, chainHash, sealedView } from '../../../src/auth/audit/canonical-event.js';
+import { CHECKPOINT_TYPE } from '../../../src/auth/audit/checkpoint-signature.js';
+import { WRITE_SETTLE_MS } from '../../../src/auth/audit/checkpoint-timeline.js';
+import { sealBatch } from '../../../src/auth/audit/sealer.js';
+import { verifyTrail } from '../../../src/auth/audit/verify-trail.js';
+import { CLI_CONTEXT, recordEvent } from '../../../src/auth/events.js';
+import { useTestApps } from '../../helpers/app.js';
+import { recordEvents, sealAll, withEmptyTrail } from '../../helpers/audit.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
 
 describe.each(TEST_DIALECTS)('the audit sealer on %s', (dialect) => {
   const open = useTestApps(dialect);

@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { chainHash, sealedView } from '../../src/auth/audit/canonical-event.js';
-import { verifyTrail } from '../../src/auth/audit/verify-trail.js';
-import type { Db } from '../../src/db/database.js';
-import { useTestApps, type TestApp } from '../helpers/app.js';
-import { recordEvents, sealAll, withEmptyTrail } from '../helpers/audit.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
+import { chainHash, sealedView } from '../../../src/auth/audit/canonical-event.js';
+import { verifyTrail } from '../../../src/auth/audit/verify-trail.js';
+import type { Db } from '../../../src/db/database.js';
+import { useTestApps, type TestApp } from '../../helpers/app.js';
+import { recordEvents, sealAll, withEmptyTrail } from '../../helpers/audit.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
 
 /** The problem `events verify` reports, or 'ok'. */
 async function verdict(db: Db): Promise<string> {

@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { AppContext } from '../../src/auth/context.js';
-import { loadConfig, type Config } from '../../src/config/config.js';
-import { listEvents } from '../../src/db/queries/events.js';
-import { listSigningKeys } from '../../src/db/queries/signing-keys.js';
-import { closeServices, openServices } from '../../src/services.js';
-import { createPostgresDatabase, TEST_DIALECTS } from '../helpers/database.js';
+import type { AppContext } from '../../../src/auth/context.js';
+import { loadConfig, type Config } from '../../../src/config/config.js';
+import { listEvents } from '../../../src/db/queries/events.js';
+import { listSigningKeys } from '../../../src/db/queries/signing-keys.js';
+import { closeServices, openServices } from '../../../src/services.js';
+import { createPostgresDatabase, TEST_DIALECTS } from '../../helpers/database.js';
 
 const INSTANCES = 4;
 

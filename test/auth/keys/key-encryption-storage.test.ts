@@ -1,14 +1,14 @@
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { encryptStoredSecrets } from '../../src/auth/key-encryption-upgrade.js';
-import { SigningKeys } from '../../src/auth/keys/signing-keys.js';
-import { listSigningKeys } from '../../src/db/queries/signing-keys.js';
-import { openServices } from '../../src/services.js';
-import { seedAdmin, signIn, testConfig, useTestApps } from '../helpers/app.js';
-import { TestClock } from '../helpers/clock.js';
-import { me } from '../helpers/contract.js';
-import { createTestDatabase, TEST_DIALECTS } from '../helpers/database.js';
-import { useKeyFiles } from '../helpers/key-files.js';
+import { encryptStoredSecrets } from '../../../src/auth/key-encryption-upgrade.js';
+import { SigningKeys } from '../../../src/auth/keys/signing-keys.js';
+import { listSigningKeys } from '../../../src/db/queries/signing-keys.js';
+import { openServices } from '../../../src/services.js';
+import { seedAdmin, signIn, testConfig, useTestApps } from '../../helpers/app.js';
+import { TestClock } from '../../helpers/clock.js';
+import { me } from '../../helpers/contract.js';
+import { createTestDatabase, TEST_DIALECTS } from '../../helpers/database.js';
+import { useKeyFiles } from '../../helpers/key-files.js';
 
 const newKeyFile = useKeyFiles();
 

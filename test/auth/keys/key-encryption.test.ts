@@ -1,8 +1,8 @@
 import { createSecretKey, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { checkStoredKeysOpen, isSealed, KeyEncryptionError, openPrivateJwk, sealPrivateJwk, SEALED_PREFIX } from '../../src/auth/keys/key-encryption.js';
-import { UsageError } from '../../src/errors.js';
-import { KeyEncryptionKey } from '../../src/config/key-encryption-key.js';
+import { checkStoredKeysOpen, isSealed, KeyEncryptionError, openPrivateJwk, sealPrivateJwk, SEALED_PREFIX } from '../../../src/auth/keys/key-encryption.js';
+import { UsageError } from '../../../src/errors.js';
+import { KeyEncryptionKey } from '../../../src/config/key-encryption-key.js';
 
 const JWK = JSON.stringify({ kty: 'EC', crv: 'P-256', x: 'x-coordinate', y: 'y-coordinate', d: 'the-private-scalar' });
 

@@ -7,8 +7,8 @@ import { promisify } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { compactVerify, decodeJwt, jwtVerify } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createJwsSigner, signJwt, signJwtAlone, signJwtHere } from '../../src/auth/keys/jws.js';
-import { FLUSH_AT, SigningThread } from '../../src/auth/keys/signing-thread.js';
+import { createJwsSigner, signJwt, signJwtAlone, signJwtHere } from '../../../src/auth/keys/jws.js';
+import { FLUSH_AT, SigningThread } from '../../../src/auth/keys/signing-thread.js';
 
 const es256 = () => generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const ed25519 = () => generateKeyPairSync('ed25519');
@@ -98,7 +98,7 @@ describe('signJwt', () => {
   });
 
   it('lets a command exit once it has signed: the idle thread holds nothing open', async () => {
-    const jws = new URL('../../dist/auth/keys/jws.js', import.meta.url).href;
+    const jws = new URL('../../../dist/auth/keys/jws.js', import.meta.url).href;
     const script = `import { generateKeyPairSync } from 'node:crypto';
       const { createJwsSigner, signJwt } = await import(${JSON.stringify(jws)});
       const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });

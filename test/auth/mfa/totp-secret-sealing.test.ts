@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { encryptStoredSecrets } from '../../src/auth/key-encryption-upgrade.js';
-import { openFactorSecret, sealFactorSecret } from '../../src/auth/mfa/secret-box.js';
-import { replaceTotpSecret } from '../../src/db/queries/mfa-secrets.js';
-import type { KeyEncryptionKey } from '../../src/config/key-encryption-key.js';
-import { openServices } from '../../src/services.js';
-import { seedAdmin, testConfig, useTestApps, type TestApp } from '../helpers/app.js';
-import { TestClock } from '../helpers/clock.js';
-import { TEST_DIALECTS, createTestDatabase } from '../helpers/database.js';
-import { adminWithTotp } from '../helpers/mfa.js';
-import { useKeyFiles } from '../helpers/key-files.js';
+import { encryptStoredSecrets } from '../../../src/auth/key-encryption-upgrade.js';
+import { openFactorSecret, sealFactorSecret } from '../../../src/auth/mfa/secret-box.js';
+import { replaceTotpSecret } from '../../../src/db/queries/mfa-secrets.js';
+import type { KeyEncryptionKey } from '../../../src/config/key-encryption-key.js';
+import { openServices } from '../../../src/services.js';
+import { seedAdmin, testConfig, useTestApps, type TestApp } from '../../helpers/app.js';
+import { TestClock } from '../../helpers/clock.js';
+import { TEST_DIALECTS, createTestDatabase } from '../../helpers/database.js';
+import { adminWithTotp } from '../../helpers/mfa.js';
+import { useKeyFiles } from '../../helpers/key-files.js';
 
 const newKeyFile = useKeyFiles();
 

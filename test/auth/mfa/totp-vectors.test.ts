@@ -1,6 +1,6 @@
 import { TOTP } from 'otpauth';
 import { describe, expect, it } from 'vitest';
-import { generateTotpSecret, matchTotpStep, otpauthUri } from '../../src/auth/mfa/totp.js';
+import { generateTotpSecret, matchTotpStep, otpauthUri } from '../../../src/auth/mfa/totp.js';
 import { Secret } from 'otpauth';
 
 /** RFC 6238 Appendix B, SHA-1 rows: the seed is the ASCII string "12345678901234567890". */

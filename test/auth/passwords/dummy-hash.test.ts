@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import type { Dialect } from '../../src/db/database.js';
-import { closeServices, openServices } from '../../src/services.js';
-import { PASSWORD, postJson, seedAdmin, testConfig } from '../helpers/app.js';
-import { TestClock } from '../helpers/clock.js';
-import { TEST_DIALECTS, createTestDatabase } from '../helpers/database.js';
+import { buildApp } from '../../../src/app.js';
+import type { Dialect } from '../../../src/db/database.js';
+import { closeServices, openServices } from '../../../src/services.js';
+import { PASSWORD, postJson, seedAdmin, testConfig } from '../../helpers/app.js';
+import { TestClock } from '../../helpers/clock.js';
+import { TEST_DIALECTS, createTestDatabase } from '../../helpers/database.js';
 
 const OLD = { ARGON2_ITERATIONS: '2', LOGIN_THROTTLE: 'off' };
 // Eight times the work: a difference no noise of this machine hides.

@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HashThreads } from '../../src/auth/passwords/hash-threads.js';
-import { PasswordHasher } from '../../src/auth/passwords/passwords.js';
+import { HashThreads } from '../../../src/auth/passwords/hash-threads.js';
+import { PasswordHasher } from '../../../src/auth/passwords/passwords.js';
 
 // Small parameters: these tests are about the threads, not about argon2id's cost.
 const PARAMS = { memoryCost: 1024, timeCost: 1, parallelism: 1 };

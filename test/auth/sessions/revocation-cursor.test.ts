@@ -1,8 +1,8 @@
 /** The feed cursor's parser: what it gave out comes back; anything else is a 400 or, for the older format, the start. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor } from '../../src/auth/sessions/revocation-feed.js';
-import { AppError } from '../../src/errors.js';
+import { decodeCursor, encodeCursor } from '../../../src/auth/sessions/revocation-feed.js';
+import { AppError } from '../../../src/errors.js';
 
 const sid = fc.stringMatching(/^[A-Za-z0-9_-]{0,64}$/);
 const position = fc.record({ seq: fc.nat({ max: Number.MAX_SAFE_INTEGER }).filter((n) => String(n).length <= 15), sid });

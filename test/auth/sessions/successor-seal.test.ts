@@ -1,6 +1,6 @@
 import { createCipheriv, hash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { generateRefreshToken, hashRefreshToken, openSuccessor, sealSuccessor } from '../../src/auth/sessions/refresh-token.js';
+import { generateRefreshToken, hashRefreshToken, openSuccessor, sealSuccessor } from '../../../src/auth/sessions/refresh-token.js';
 
 /** A successor sealed the way releases before the one-time pad sealed it (AES-256-GCM). */
 function sealedWithGcm(previousToken: string, successor: string): string {

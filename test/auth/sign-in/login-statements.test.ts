@@ -1,10 +1,10 @@
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, UnknownRow } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { setMfaPolicy } from '../../src/auth/mfa/operator.js';
-import { login } from '../../src/auth/sign-in/login.js';
-import type { AppContext } from '../../src/auth/context.js';
-import { createTestApp, seedAdmin, type TestApp } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
+import { setMfaPolicy } from '../../../src/auth/mfa/operator.js';
+import { login } from '../../../src/auth/sign-in/login.js';
+import type { AppContext } from '../../../src/auth/context.js';
+import { createTestApp, seedAdmin, type TestApp } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
 
 /** Records the SQL text of every statement run through the Kysely instance it is plugged into. */
 class StatementLog implements KyselyPlugin {

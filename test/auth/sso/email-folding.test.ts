@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { idpClient, idpSuite, linkedAdmin, reachCallback, useIdp } from '../helpers/sso.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { idpClient, idpSuite, linkedAdmin, reachCallback, useIdp } from '../../helpers/sso.js';
 
 // Accounts whose e-mail address becomes `kate@district.example` (or its domain `kdistrict.example`)
 // under Unicode case folding or compatibility normalisation, but is another address byte for byte.

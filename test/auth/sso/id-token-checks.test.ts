@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { type IdpMode } from '../helpers/oidc-idp.js';
-import { idpClient, linkedAdmin, reachCallback, useIdp, idpSuite } from '../helpers/sso.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { type IdpMode } from '../../helpers/oidc-idp.js';
+import { idpClient, linkedAdmin, reachCallback, useIdp, idpSuite } from '../../helpers/sso.js';
 
 const USERS = { 'alice-sub': { email: 'alice@district.example', email_verified: true } };
 const now = () => Math.floor(Date.now() / 1000);

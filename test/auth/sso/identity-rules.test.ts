@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { setAdminEnabled } from '../../src/auth/accounts/admins.js';
-import { addSchool, suspendSchool } from '../../src/auth/accounts/schools.js';
-import { linkAdmin } from '../../src/auth/sso/links.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { SCHOOL, idpClient, linkedAdmin, reachCallback, useIdp, idpSuite } from '../helpers/sso.js';
+import { setAdminEnabled } from '../../../src/auth/accounts/admins.js';
+import { addSchool, suspendSchool } from '../../../src/auth/accounts/schools.js';
+import { linkAdmin } from '../../../src/auth/sso/links.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { SCHOOL, idpClient, linkedAdmin, reachCallback, useIdp, idpSuite } from '../../helpers/sso.js';
 
 const TENANT = '7d3f1c2a-0b4e-4f5a-9c8d-1e2f3a4b5c6d';
 const USERS = {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { TestIdp } from '../helpers/oidc-idp.js';
-import { idpClient, linkedAdmin, openSsoApp, signInThroughIdp, useIdp, type SsoApp } from '../helpers/sso.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { TestIdp } from '../../helpers/oidc-idp.js';
+import { idpClient, linkedAdmin, openSsoApp, signInThroughIdp, useIdp, type SsoApp } from '../../helpers/sso.js';
 
 const USERS = { 'alice-sub': { email: 'alice@district.example', email_verified: true } };
 

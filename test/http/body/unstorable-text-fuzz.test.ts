@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isStorableText } from '../../src/db/text.js';
-import { createTestApp, seedAdmin, signIn, type TestApp } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { PASSKEY_ENV } from '../helpers/webauthn-flow.js';
+import { isStorableText } from '../../../src/db/text.js';
+import { createTestApp, seedAdmin, signIn, type TestApp } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { PASSKEY_ENV } from '../../helpers/webauthn-flow.js';
 
 /**
  * Every string every route takes (path and query parameters, body fields at any depth, members of

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, postJson, seedAdmin, signIn, type TestApp } from '../helpers/app.js';
-import { BODIES, ENDPOINTS } from '../helpers/contract.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { bearer } from '../helpers/mfa.js';
-import { PASSKEY_ENV } from '../helpers/webauthn-flow.js';
+import { createTestApp, postJson, seedAdmin, signIn, type TestApp } from '../../helpers/app.js';
+import { BODIES, ENDPOINTS } from '../../helpers/contract.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { bearer } from '../../helpers/mfa.js';
+import { PASSKEY_ENV } from '../../helpers/webauthn-flow.js';
 
 // PostgreSQL text cannot hold U+0000, and a lone surrogate is not text in any encoding: such a
 // string must never reach a query. Ids answer 404 (no record can have one); other body fields get

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createTestApp, postJson, seedAdmin, type TestApp } from '../helpers/app.js';
-import { BODIES, ENDPOINTS, auditEvents, postRaw } from '../helpers/contract.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
+import { createTestApp, postJson, seedAdmin, type TestApp } from '../../helpers/app.js';
+import { BODIES, ENDPOINTS, auditEvents, postRaw } from '../../helpers/contract.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
 
 const REDACTED = '[redacted]';
 const tooLong = (field: string, max: number, input: unknown) => ({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { postJson, useTestApps } from '../helpers/app.js';
+import { postJson, useTestApps } from '../../helpers/app.js';
 
 // A 422 redacts `password` and `refresh_token` wherever a 422 would echo them. A confused
 // client also sends other secrets to the wrong endpoint: every member named like a secret is

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, postJson, seedAdmin, type TestApp } from '../helpers/app.js';
-import { ENDPOINTS, postRaw } from '../helpers/contract.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
+import { createTestApp, postJson, seedAdmin, type TestApp } from '../../helpers/app.js';
+import { ENDPOINTS, postRaw } from '../../helpers/contract.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
 
 /** The strings of FastAPI's (Pydantic v2's) 422 items. */
 const FIELD_REQUIRED = 'Field required';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { setMfaPolicy } from '../../src/auth/mfa/operator.js';
-import { postJson, seedAdmin, signIn, useTestApps, type TestApp } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { bearer, passwordStep, totpCode, wrongCode } from '../helpers/mfa.js';
+import { setMfaPolicy } from '../../../src/auth/mfa/operator.js';
+import { postJson, seedAdmin, signIn, useTestApps, type TestApp } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { bearer, passwordStep, totpCode, wrongCode } from '../../helpers/mfa.js';
 
 /** An admin signed in with the password alone (aal1) who started a TOTP enrollment. */
 async function pendingEnrollment(t: TestApp) {

@@ -1,9 +1,9 @@
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { setMfaPolicy } from '../../src/auth/mfa/operator.js';
-import { postJson, seedAdmin, signIn, useTestApps } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { adminWithTotp, bearer, enrollTotp, loginRequest, passwordStep, totpCode, verify } from '../helpers/mfa.js';
+import { setMfaPolicy } from '../../../src/auth/mfa/operator.js';
+import { postJson, seedAdmin, signIn, useTestApps } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { adminWithTotp, bearer, enrollTotp, loginRequest, passwordStep, totpCode, verify } from '../../helpers/mfa.js';
 
 describe.each(TEST_DIALECTS)('second-factor enrollment and management on %s', (dialect) => {
   const open = useTestApps(dialect);

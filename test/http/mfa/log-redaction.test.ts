@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/runtime/logger.js';
+import { createLogger } from '../../../src/runtime/logger.js';
 
 describe('logs and second factors', () => {
   it('redact codes, mfa_tokens, TOTP secrets and recovery codes wherever a log line carries them', () => {

@@ -1,8 +1,8 @@
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { seedAdmin, signIn, useTestApps, postJson } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { adminWithTotp, bearer, loginRequest, passwordStep, totpCode, verify, wrongCode } from '../helpers/mfa.js';
+import { seedAdmin, signIn, useTestApps, postJson } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { adminWithTotp, bearer, loginRequest, passwordStep, totpCode, verify, wrongCode } from '../../helpers/mfa.js';
 
 const LOGIN_FIELDS = ['access_token', 'expires_in', 'refresh_expires_in', 'refresh_token', 'school_id', 'token_type', 'username'];
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { buildManagementApp } from '../../src/http/management-app.js';
-import { seedAdmin, useTestApps, type TestApp } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { parseExposition, valueOf } from '../helpers/ops-prometheus.js';
-import { adminWithTotp, passwordStep, totpCode, verify, wrongCode } from '../helpers/mfa.js';
+import { buildManagementApp } from '../../../src/http/management-app.js';
+import { seedAdmin, useTestApps, type TestApp } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { parseExposition, valueOf } from '../../helpers/ops-prometheus.js';
+import { adminWithTotp, passwordStep, totpCode, verify, wrongCode } from '../../helpers/mfa.js';
 
 async function scrape(t: TestApp) {
   const management = await buildManagementApp(t.services, t.app);

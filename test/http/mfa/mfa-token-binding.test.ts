@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { changePassword, setAdminEnabled } from '../../src/auth/accounts/admins.js';
-import { confirmTotp } from '../../src/auth/mfa/enroll.js';
-import { setMfaPolicy } from '../../src/auth/mfa/operator.js';
-import { authenticateMfaPrincipal } from '../../src/auth/mfa/principal.js';
-import { revokeSessionsOfAdmin } from '../../src/auth/accounts/session-control.js';
-import { postJson, seedAdmin, signIn as passwordSignIn, useTestApps, type TestApp } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { adminWithTotp, bearer, loginRequest, passwordStep, totpCode, verify } from '../helpers/mfa.js';
+import { changePassword, setAdminEnabled } from '../../../src/auth/accounts/admins.js';
+import { confirmTotp } from '../../../src/auth/mfa/enroll.js';
+import { setMfaPolicy } from '../../../src/auth/mfa/operator.js';
+import { authenticateMfaPrincipal } from '../../../src/auth/mfa/principal.js';
+import { revokeSessionsOfAdmin } from '../../../src/auth/accounts/session-control.js';
+import { postJson, seedAdmin, signIn as passwordSignIn, useTestApps, type TestApp } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { adminWithTotp, bearer, loginRequest, passwordStep, totpCode, verify } from '../../helpers/mfa.js';
 
 type Seeded = Awaited<ReturnType<typeof seedAdmin>>;
 

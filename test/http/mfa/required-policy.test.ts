@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { requireAdmin } from '../../src/auth/accounts/admins.js';
-import { PASSWORD_ONLY } from '../../src/auth/keys/assurance.js';
-import { setMfaPolicy } from '../../src/auth/mfa/operator.js';
-import { startSession } from '../../src/auth/sessions/session-start.js';
-import { accountOf } from '../../src/auth/throttling/throttle-rules.js';
-import { postJson, seedAdmin, signIn, useTestApps } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { adminWithTotp, passwordStep, totpCode, verify } from '../helpers/mfa.js';
+import { requireAdmin } from '../../../src/auth/accounts/admins.js';
+import { PASSWORD_ONLY } from '../../../src/auth/keys/assurance.js';
+import { setMfaPolicy } from '../../../src/auth/mfa/operator.js';
+import { startSession } from '../../../src/auth/sessions/session-start.js';
+import { accountOf } from '../../../src/auth/throttling/throttle-rules.js';
+import { postJson, seedAdmin, signIn, useTestApps } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { adminWithTotp, passwordStep, totpCode, verify } from '../../helpers/mfa.js';
 
 describe.each(TEST_DIALECTS)('turning a school to required on %s', (dialect) => {
   const open = useTestApps(dialect);

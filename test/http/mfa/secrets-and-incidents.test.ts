@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { changePassword } from '../../src/auth/accounts/admins.js';
-import { resetAdminMfa } from '../../src/auth/mfa/operator.js';
-import { seedAdmin, useTestApps } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { adminWithTotp, passwordStep, totpCode, verify } from '../helpers/mfa.js';
-import { useKeyFiles } from '../helpers/key-files.js';
+import { changePassword } from '../../../src/auth/accounts/admins.js';
+import { resetAdminMfa } from '../../../src/auth/mfa/operator.js';
+import { seedAdmin, useTestApps } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { adminWithTotp, passwordStep, totpCode, verify } from '../../helpers/mfa.js';
+import { useKeyFiles } from '../../helpers/key-files.js';
 
 const newKeyFile = useKeyFiles();
 

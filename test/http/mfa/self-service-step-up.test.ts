@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { postJson, seedAdmin, signIn, useTestApps } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { adminWithTotp, bearer, passwordStep, totpCode, verify } from '../helpers/mfa.js';
+import { postJson, seedAdmin, signIn, useTestApps } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { adminWithTotp, bearer, passwordStep, totpCode, verify } from '../../helpers/mfa.js';
 
 const STEP_UP = 'Bearer error="insufficient_user_authentication", acr_values="aal2"';
 

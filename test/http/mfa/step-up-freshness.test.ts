@@ -1,8 +1,8 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { postJson, seedAdmin, useTestApps, type TestApp } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { adminWithTotp, bearer, passwordStep, totpCode, verify } from '../helpers/mfa.js';
+import { postJson, seedAdmin, useTestApps, type TestApp } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { adminWithTotp, bearer, passwordStep, totpCode, verify } from '../../helpers/mfa.js';
 
 const STEP_UP = { detail: 'This operation needs a session signed in with a second factor' };
 

@@ -1,9 +1,9 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { changePassword, unlockAdmin } from '../../src/auth/accounts/admins.js';
-import { seedAdmin, useTestApps, type TestApp } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { enrollTotp, passwordStepFrom, postFrom, totpCode, verifyFrom, wrongCode } from '../helpers/mfa.js';
+import { changePassword, unlockAdmin } from '../../../src/auth/accounts/admins.js';
+import { seedAdmin, useTestApps, type TestApp } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { enrollTotp, passwordStepFrom, postFrom, totpCode, verifyFrom, wrongCode } from '../../helpers/mfa.js';
 
 const HOME = '198.51.100.10';
 const OFFICE = '198.51.100.20';

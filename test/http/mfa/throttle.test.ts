@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { resetAdminMfa } from '../../src/auth/mfa/operator.js';
-import { seedAdmin, signIn, useTestApps } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { adminWithTotp, bearer, loginRequest, passwordStep, passwordStepFrom, totpCode, verify, verifyFrom, wrongCode } from '../helpers/mfa.js';
+import { resetAdminMfa } from '../../../src/auth/mfa/operator.js';
+import { seedAdmin, signIn, useTestApps } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { adminWithTotp, bearer, loginRequest, passwordStep, passwordStepFrom, totpCode, verify, verifyFrom, wrongCode } from '../../helpers/mfa.js';
 
 /** An address the admin never signed in from (adminWithTotp signs in from inject's 127.0.0.1). */
 const ELSEWHERE = '203.0.113.9';

@@ -1,7 +1,7 @@
 import QRCode from 'qrcode';
 import { describe, expect, it } from 'vitest';
-import { seedAdmin, signIn, postJson, useTestApps } from '../helpers/app.js';
-import { bearer } from '../helpers/mfa.js';
+import { seedAdmin, signIn, postJson, useTestApps } from '../../helpers/app.js';
+import { bearer } from '../../helpers/mfa.js';
 
 /**
  * The dark modules an SVG of the qrcode library draws: one path of horizontal runs, `M x y.5`

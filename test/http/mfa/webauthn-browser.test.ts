@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { decodeJwt } from 'jose';
 import { chromium, type Browser, type CDPSession, type Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OPS_SCHOOL, OPS_USERNAME, cleanupOps, seedWithCli, startServer, type RunningServer } from '../helpers/ops-server.js';
-import { inPage, servePasskeyPage, type ApiAnswer, type PasskeyPage } from '../helpers/passkey-page.js';
+import { OPS_SCHOOL, OPS_USERNAME, cleanupOps, seedWithCli, startServer, type RunningServer } from '../../helpers/ops-server.js';
+import { inPage, servePasskeyPage, type ApiAnswer, type PasskeyPage } from '../../helpers/passkey-page.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const PASSWORD = 'passkey browser passphrase 9';

@@ -1,12 +1,12 @@
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { postJson, seedAdmin, useTestApps } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { adminWithTotp, passwordStep } from '../helpers/mfa.js';
-import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
+import { postJson, seedAdmin, useTestApps } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { adminWithTotp, passwordStep } from '../../helpers/mfa.js';
+import { SoftAuthenticator } from '../../helpers/soft-authenticator.js';
 import {
   LOGIN_FIELDS, ORIGIN, PASSKEY_ENV, RP_ID, adminWithPasskey, assertWith, requestOptions, requestOptionsRequest, signInWithPasskey, verifyPasskey,
-} from '../helpers/webauthn-flow.js';
+} from '../../helpers/webauthn-flow.js';
 
 const INVALID_FACTOR = { detail: 'Invalid second factor' };
 const DEAD_TOKEN = { detail: 'Invalid or expired mfa_token' };

@@ -1,17 +1,17 @@
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { changePassword } from '../../src/auth/accounts/admins.js';
-import { registerPasskey as storePasskey } from '../../src/auth/mfa/passkey-registration.js';
-import { authenticateMfaPrincipal } from '../../src/auth/mfa/principal.js';
-import { resetAdminMfa, setMfaPolicy } from '../../src/auth/mfa/operator.js';
-import { AppError } from '../../src/errors.js';
-import { postJson, seedAdmin, signIn, useTestApps } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { adminWithTotp, bearer, loginRequest, passwordStep, totpCode, verify, wrongCode } from '../helpers/mfa.js';
-import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
+import { changePassword } from '../../../src/auth/accounts/admins.js';
+import { registerPasskey as storePasskey } from '../../../src/auth/mfa/passkey-registration.js';
+import { authenticateMfaPrincipal } from '../../../src/auth/mfa/principal.js';
+import { resetAdminMfa, setMfaPolicy } from '../../../src/auth/mfa/operator.js';
+import { AppError } from '../../../src/errors.js';
+import { postJson, seedAdmin, signIn, useTestApps } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { adminWithTotp, bearer, loginRequest, passwordStep, totpCode, verify, wrongCode } from '../../helpers/mfa.js';
+import { SoftAuthenticator } from '../../helpers/soft-authenticator.js';
 import {
   ORIGIN, PASSKEY_ENV, RP_ID, adminWithPasskey, attemptRegistration, registerPasskey, registrationOptions, registrationOptionsRequest,
-} from '../helpers/webauthn-flow.js';
+} from '../../helpers/webauthn-flow.js';
 
 const REGISTRATION_FAILED = { detail: 'Passkey registration failed' };
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestApp, seedAdmin, type TestApp } from '../helpers/app.js';
+import { createTestApp, seedAdmin, type TestApp } from '../../helpers/app.js';
 
 const ALLOWED = 'https://admin.example.org';
 const OTHER = 'https://evil.example.com';

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OPS_SCHOOL, OPS_USERNAME, REPO_ROOT, cleanupOps, seedWithCli, startServer } from '../helpers/ops-server.js';
+import { OPS_SCHOOL, OPS_USERNAME, REPO_ROOT, cleanupOps, seedWithCli, startServer } from '../../helpers/ops-server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOT = join(REPO_ROOT, 'test-output', 'docs.png');

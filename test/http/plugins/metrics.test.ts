@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildManagementApp } from '../../src/http/management-app.js';
-import { createTestApp, postJson, seedAdmin, signIn, type TestApp } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { find, parseExposition, valueOf, type Exposition } from '../helpers/ops-prometheus.js';
+import { buildManagementApp } from '../../../src/http/management-app.js';
+import { createTestApp, postJson, seedAdmin, signIn, type TestApp } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { find, parseExposition, valueOf, type Exposition } from '../../helpers/ops-prometheus.js';
 
 let t: TestApp | undefined;
 let management: FastifyInstance | undefined;

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIMITS, LoginBody, RefreshTokenBody } from '../../src/http/routes/schemas.js';
-import { createTestApp, seedAdmin, signIn, type TestApp } from '../helpers/app.js';
-import { REPO_ROOT } from '../helpers/cli-run.js';
+import { LIMITS, LoginBody, RefreshTokenBody } from '../../../src/http/routes/schemas.js';
+import { createTestApp, seedAdmin, signIn, type TestApp } from '../../helpers/app.js';
+import { REPO_ROOT } from '../../helpers/cli-run.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the document is arbitrary JSON */
 type Json = any;

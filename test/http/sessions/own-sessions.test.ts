@@ -1,9 +1,9 @@
 /** Self-service: an admin lists and ends their own sessions with their bearer access token. */
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { useTestApps, seedAdmin, signIn, type TestApp } from '../helpers/app.js';
-import { BODIES, auditEvents, me, refresh } from '../helpers/contract.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
+import { useTestApps, seedAdmin, signIn, type TestApp } from '../../helpers/app.js';
+import { BODIES, auditEvents, me, refresh } from '../../helpers/contract.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
 
 const sidOf = (token: string) => decodeJwt(token).sid as string;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

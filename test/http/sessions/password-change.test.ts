@@ -1,8 +1,8 @@
 /** Self-service: POST /admin/auth/password, authenticated by the admin's access token. */
 import { describe, expect, it } from 'vitest';
-import { useTestApps, postJson, seedAdmin, signIn, PASSWORD } from '../helpers/app.js';
-import { BODIES, auditEvents, me, refresh } from '../helpers/contract.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
+import { useTestApps, postJson, seedAdmin, signIn, PASSWORD } from '../../helpers/app.js';
+import { BODIES, auditEvents, me, refresh } from '../../helpers/contract.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
 
 const NEW_PASSWORD = 'a brand new passphrase';
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

@@ -5,11 +5,11 @@
  */
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { setAdminEnabled } from '../../src/auth/accounts/admins.js';
-import { useTestApps, seedAdmin, signIn, type TestApp } from '../helpers/app.js';
-import { logout } from '../helpers/contract.js';
-import { insertSessions } from '../helpers/bulk-sessions.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
+import { setAdminEnabled } from '../../../src/auth/accounts/admins.js';
+import { useTestApps, seedAdmin, signIn, type TestApp } from '../../helpers/app.js';
+import { logout } from '../../helpers/contract.js';
+import { insertSessions } from '../../helpers/bulk-sessions.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
 
 const sidOf = (token: string) => decodeJwt(token).sid as string;
 

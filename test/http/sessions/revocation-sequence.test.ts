@@ -5,14 +5,14 @@
  */
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { setAdminEnabled } from '../../src/auth/accounts/admins.js';
-import { suspendSchool } from '../../src/auth/accounts/schools.js';
-import { logout as endByLogout } from '../../src/auth/sessions/logout.js';
-import { revokeSessionById, revokeSessionsOfAdmin } from '../../src/auth/accounts/session-control.js';
-import { TestClock } from '../helpers/clock.js';
-import { useTestApps, postJson, seedAdmin, signIn, PASSWORD, type TestApp } from '../helpers/app.js';
-import { logout } from '../helpers/contract.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
+import { setAdminEnabled } from '../../../src/auth/accounts/admins.js';
+import { suspendSchool } from '../../../src/auth/accounts/schools.js';
+import { logout as endByLogout } from '../../../src/auth/sessions/logout.js';
+import { revokeSessionById, revokeSessionsOfAdmin } from '../../../src/auth/accounts/session-control.js';
+import { TestClock } from '../../helpers/clock.js';
+import { useTestApps, postJson, seedAdmin, signIn, PASSWORD, type TestApp } from '../../helpers/app.js';
+import { logout } from '../../helpers/contract.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
 
 const sidOf = (token: string) => decodeJwt(token).sid as string;
 

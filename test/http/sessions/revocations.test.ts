@@ -1,10 +1,10 @@
 /** GET /auth/revocations (docs/revocation-feed.md), the feed the platform's verifiers follow, with the injected clock. */
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { setAdminEnabled } from '../../src/auth/accounts/admins.js';
-import { useTestApps, postJson, seedAdmin, signIn, PASSWORD, type TestApp } from '../helpers/app.js';
-import { logout } from '../helpers/contract.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
+import { setAdminEnabled } from '../../../src/auth/accounts/admins.js';
+import { useTestApps, postJson, seedAdmin, signIn, PASSWORD, type TestApp } from '../../helpers/app.js';
+import { logout } from '../../helpers/contract.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
 
 const sidOf = (token: string) => decodeJwt(token).sid as string;
 

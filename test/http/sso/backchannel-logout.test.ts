@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
-import { prune } from '../../src/auth/housekeeping.js';
-import { postJson } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { ALICE_AND_BOB, idpClient, idpSuite, openWithAliceAndBob, tokensThroughIdp } from '../helpers/sso.js';
+import { prune } from '../../../src/auth/housekeeping.js';
+import { postJson } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { ALICE_AND_BOB, idpClient, idpSuite, openWithAliceAndBob, tokensThroughIdp } from '../../helpers/sso.js';
 
 const USERS = ALICE_AND_BOB;
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
-import { linkAdmin, unlinkAdmin } from '../../src/auth/sso/links.js';
-import { removeSso } from '../../src/auth/sso/settings.js';
-import { PASSWORD, postJson, signIn } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { ALICE_AND_BOB, SCHOOL, idpClient, idpSuite, openWithAliceAndBob, reachCallback, tokensThroughIdp, useIdp } from '../helpers/sso.js';
+import { linkAdmin, unlinkAdmin } from '../../../src/auth/sso/links.js';
+import { removeSso } from '../../../src/auth/sso/settings.js';
+import { PASSWORD, postJson, signIn } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { ALICE_AND_BOB, SCHOOL, idpClient, idpSuite, openWithAliceAndBob, reachCallback, tokensThroughIdp, useIdp } from '../../helpers/sso.js';
 
 const USERS = ALICE_AND_BOB;
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { buildManagementApp } from '../../src/http/management-app.js';
-import { postJson } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { pkcePair, type IdpMode } from '../helpers/oidc-idp.js';
-import { parseExposition, valueOf } from '../helpers/ops-prometheus.js';
-import { FRONT_END, idpClient, idpSuite, linkedAdmin, reachCallback, signInThroughIdp, startUrl, useIdp, type SsoApp } from '../helpers/sso.js';
+import { buildManagementApp } from '../../../src/http/management-app.js';
+import { postJson } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { pkcePair, type IdpMode } from '../../helpers/oidc-idp.js';
+import { parseExposition, valueOf } from '../../helpers/ops-prometheus.js';
+import { FRONT_END, idpClient, idpSuite, linkedAdmin, reachCallback, signInThroughIdp, startUrl, useIdp, type SsoApp } from '../../helpers/sso.js';
 
 const USERS = { 'alice-sub': { email: 'alice@district.example', email_verified: true } };
 

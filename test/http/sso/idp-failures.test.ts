@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { buildManagementApp } from '../../src/http/management-app.js';
-import { CALLBACK_FAILURE_LIMIT } from '../../src/auth/sso/callback.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { type TestIdp, pkcePair } from '../helpers/oidc-idp.js';
-import { parseExposition, valueOf } from '../helpers/ops-prometheus.js';
-import { freePort } from '../helpers/free-port.js';
-import { FRONT_END, idpClient, linkedAdmin, reachCallback, startUrl, useIdp, type SsoApp, idpSuite } from '../helpers/sso.js';
+import { buildManagementApp } from '../../../src/http/management-app.js';
+import { CALLBACK_FAILURE_LIMIT } from '../../../src/auth/sso/callback.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { type TestIdp, pkcePair } from '../../helpers/oidc-idp.js';
+import { parseExposition, valueOf } from '../../helpers/ops-prometheus.js';
+import { freePort } from '../../helpers/free-port.js';
+import { FRONT_END, idpClient, linkedAdmin, reachCallback, startUrl, useIdp, type SsoApp, idpSuite } from '../../helpers/sso.js';
 
 const USERS = { 'alice-sub': { email: 'alice@district.example', email_verified: true } };
 

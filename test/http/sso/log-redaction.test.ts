@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { addSchool } from '../../src/auth/accounts/schools.js';
-import { createLogger } from '../../src/runtime/logger.js';
-import { closeServices, openServices } from '../../src/services.js';
-import { postJson, testConfig } from '../helpers/app.js';
-import { TestClock } from '../helpers/clock.js';
-import { createTestDatabase } from '../helpers/database.js';
-import { TestIdp } from '../helpers/oidc-idp.js';
-import { PUBLIC_URL, FRONT_END, SCHOOL, idpClient, linkedAdmin, reachCallback, useIdp, type SsoApp } from '../helpers/sso.js';
+import { buildApp } from '../../../src/app.js';
+import { addSchool } from '../../../src/auth/accounts/schools.js';
+import { createLogger } from '../../../src/runtime/logger.js';
+import { closeServices, openServices } from '../../../src/services.js';
+import { postJson, testConfig } from '../../helpers/app.js';
+import { TestClock } from '../../helpers/clock.js';
+import { createTestDatabase } from '../../helpers/database.js';
+import { TestIdp } from '../../helpers/oidc-idp.js';
+import { PUBLIC_URL, FRONT_END, SCHOOL, idpClient, linkedAdmin, reachCallback, useIdp, type SsoApp } from '../../helpers/sso.js';
 
 const USERS = { 'alice-sub': { email: 'alice@district.example', email_verified: true } };
 

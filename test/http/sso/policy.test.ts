@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
-import { setMfaPolicy } from '../../src/auth/mfa/operator.js';
-import { PASSWORD, postJson } from '../helpers/app.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { adminWithTotp, loginRequest, totpCode, verify } from '../helpers/mfa.js';
-import { setAdminEnabled } from '../../src/auth/accounts/admins.js';
-import { SCHOOL, idpClient, linkedAdmin, reachCallback, signInThroughIdp, useIdp, idpSuite } from '../helpers/sso.js';
+import { setMfaPolicy } from '../../../src/auth/mfa/operator.js';
+import { PASSWORD, postJson } from '../../helpers/app.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { adminWithTotp, loginRequest, totpCode, verify } from '../../helpers/mfa.js';
+import { setAdminEnabled } from '../../../src/auth/accounts/admins.js';
+import { SCHOOL, idpClient, linkedAdmin, reachCallback, signInThroughIdp, useIdp, idpSuite } from '../../helpers/sso.js';
 
 const USERS = { 'alice-sub': { email: 'alice@district.example', email_verified: true } };
 const ALICE = { schoolId: SCHOOL, username: 'alice', password: PASSWORD };

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
-import { postJson } from '../helpers/app.js';
-import { useKeyFiles } from '../helpers/key-files.js';
-import { buildManagementApp } from '../../src/http/management-app.js';
-import { parseExposition, valueOf } from '../helpers/ops-prometheus.js';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { pkcePair, signInAtIdp } from '../helpers/oidc-idp.js';
-import { FRONT_END, idpClient, linkedAdmin, reachCallback, signInThroughIdp, startUrl, useIdp, idpSuite } from '../helpers/sso.js';
+import { postJson } from '../../helpers/app.js';
+import { useKeyFiles } from '../../helpers/key-files.js';
+import { buildManagementApp } from '../../../src/http/management-app.js';
+import { parseExposition, valueOf } from '../../helpers/ops-prometheus.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { pkcePair, signInAtIdp } from '../../helpers/oidc-idp.js';
+import { FRONT_END, idpClient, linkedAdmin, reachCallback, signInThroughIdp, startUrl, useIdp, idpSuite } from '../../helpers/sso.js';
 
 const USERS = {
   'alice-sub': { email: 'alice@district.example', email_verified: true },

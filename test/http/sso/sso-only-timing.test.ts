@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { addSsoAdmin } from '../../src/auth/sso/links.js';
-import { setSso } from '../../src/auth/sso/settings.js';
-import { PASSWORD, postJson, seedAdmin, useTestApps } from '../helpers/app.js';
+import { addSsoAdmin } from '../../../src/auth/sso/links.js';
+import { setSso } from '../../../src/auth/sso/settings.js';
+import { PASSWORD, postJson, seedAdmin, useTestApps } from '../../helpers/app.js';
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);

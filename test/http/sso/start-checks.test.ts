@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { TEST_DIALECTS } from '../helpers/database.js';
-import { pkcePair } from '../helpers/oidc-idp.js';
-import { FRONT_END, SCHOOL, openSsoApp, startUrl, useIdp, type SsoApp } from '../helpers/sso.js';
-import type { TestIdp } from '../helpers/oidc-idp.js';
+import { TEST_DIALECTS } from '../../helpers/database.js';
+import { pkcePair } from '../../helpers/oidc-idp.js';
+import { FRONT_END, SCHOOL, openSsoApp, startUrl, useIdp, type SsoApp } from '../../helpers/sso.js';
+import type { TestIdp } from '../../helpers/oidc-idp.js';
 
 /** Look-alikes of the registered http://localhost:5173/signed-in: none may be redirected to. */
 const LOOK_ALIKES = [
@@ -68,7 +68,7 @@ describe.each(TEST_DIALECTS)('GET /admin/auth/sso/{school_id}/start (%s)', (dial
 
   it('an unknown school and a school without SSO answer the same 404', async () => {
     await setUp();
-    const { addSchool } = await import('../../src/auth/accounts/schools.js');
+    const { addSchool } = await import('../../../src/auth/accounts/schools.js');
     await addSchool(world.services, 'no-sso-school', undefined);
     for (const school of ['no-such-school', 'no-sso-school']) {
       const answer = await world.app.inject({ method: 'GET', url: startUrl(pkcePair().challenge, FRONT_END, school) });
