@@ -1,18 +1,12 @@
-import { setImmediate } from 'node:timers';
 import type { Transaction } from 'kysely';
+import { TurnBatch, type Answers } from '../runtime/turn-batch.js';
 import { dialectOf, inTransaction, type Db } from './database.js';
 import type { DatabaseSchema } from './schema/index.js';
 
 type Work<T> = (trx: Transaction<DatabaseSchema>) => Promise<T>;
 
-interface Queued {
-  readonly work: Work<unknown>;
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (error: unknown) => void;
-}
-
 /** The works waiting for the next commit, per database. */
-const groups = new WeakMap<Db, Queued[]>();
+const groups = new WeakMap<Db, TurnBatch<Work<unknown>, unknown>>();
 
 /**
  * Runs `work` atomically, and settles once it is committed. On SQLite the works queued during one
@@ -20,39 +14,35 @@ const groups = new WeakMap<Db, Queued[]>();
  * takes the file locks once for all of them, which costs more than a rotation's statements.
  * If any work of a group fails, or the commit does, the whole group is rolled back and each of
  * its works runs again in a transaction of its own, so a failing work fails alone and the others
- * commit. `work` may therefore run twice: it must act only through `trx`.
+ * commit. `work` may therefore run twice: it must act only through `trx`, and resolve to a value
+ * that is not an Error (a batch's Error answers its item's rejection).
  * On PostgreSQL, or inside the caller's transaction, it is an ordinary transaction.
  */
 export function inGroupCommit<T>(db: Db, work: Work<T>): Promise<T> {
   if (db.isTransaction || dialectOf(db) !== 'sqlite') return inTransaction(db, work);
-  return new Promise<T>((resolve, reject) => {
-    let group = groups.get(db);
-    if (group === undefined) {
-      group = [];
-      groups.set(db, group);
-      // setImmediate runs after this turn's I/O callbacks: every request read in it has queued.
-      setImmediate(() => void commitGroup(db));
-    }
-    group.push({ work, resolve: resolve as (value: unknown) => void, reject });
-  });
+  let group = groups.get(db);
+  if (group === undefined) {
+    group = new TurnBatch((works) => commitGroup(db, works));
+    groups.set(db, group);
+  }
+  return group.add(work) as Promise<T>;
 }
 
-async function commitGroup(db: Db): Promise<void> {
-  const group = groups.get(db) ?? [];
-  groups.delete(db);
-  let values: unknown[];
+async function commitGroup(db: Db, works: readonly Work<unknown>[]): Promise<Answers<unknown>> {
   try {
-    values = await db.transaction().execute(async (trx) => {
+    return await db.transaction().execute(async (trx) => {
       const results: unknown[] = [];
-      for (const queued of group) results.push(await queued.work(trx));
+      for (const work of works) results.push(await work(trx));
       return results;
     });
   } catch (error) {
     // Rare (a constraint a work broke, a full disk): nothing of the group was committed. A group
     // of one already ran alone.
-    if (group.length === 1) return group[0]!.reject(error);
-    for (const queued of group) void inTransaction(db, queued.work).then(queued.resolve, queued.reject);
-    return;
+    if (works.length === 1) throw error;
+    return Promise.all(works.map((work) => inTransaction(db, work).catch((failure: unknown) => asError(failure))));
   }
-  values.forEach((value, index) => group[index]!.resolve(value));
+}
+
+function asError(failure: unknown): Error {
+  return failure instanceof Error ? failure : new Error(String(failure));
 }

@@ -1,7 +1,7 @@
 import type SQLite from 'better-sqlite3';
 import { SqliteDialect, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
 import { SqliteConnection } from './sqlite-connection.js';
-import { ReadBatch } from './sqlite-read-batch.js';
+import { TurnBatch } from '../runtime/turn-batch.js';
 
 /**
  * Kysely's SQLite dialect with a driver of our own beneath it. Kysely's driver passes every
@@ -30,13 +30,21 @@ export class BetterSqliteDriver implements Driver {
   readonly #connection: SqliteConnection;
   readonly #handedOut: Promise<DatabaseConnection>;
   readonly #waiting: ((connection: DatabaseConnection) => void)[] = [];
-  readonly #reads: ReadBatch;
+  /**
+   * The read-only statements asked for during one turn, run together in one read transaction: in
+   * WAL mode every transaction takes and gives back the WAL's read lock with system calls that cost
+   * several times what one of our indexed reads does, and each statement outside a transaction is a
+   * transaction. A read runs after it was asked for, on a snapshot no older than its asking; a
+   * write of this process runs wholly before a batch or wholly after it (the batch is synchronous
+   * once it holds the connection), so a read sees every write that finished before it was asked.
+   */
+  readonly #reads: TurnBatch<CompiledQuery, QueryResult<unknown>>;
   #held = false;
 
   constructor(connection: SqliteConnection) {
     this.#connection = connection;
     this.#handedOut = Promise.resolve(connection);
-    this.#reads = new ReadBatch(connection, (work) => this.#whenFree(work));
+    this.#reads = new TurnBatch((queries) => new Promise((resolve) => this.#whenFree(() => resolve(connection.readTogether(queries)))));
   }
 
   init(): Promise<void> {
@@ -57,7 +65,7 @@ export class BetterSqliteDriver implements Driver {
    */
   runIfFree<R>(query: CompiledQuery): Promise<QueryResult<R>> | undefined {
     if (this.#held) return undefined;
-    if (this.#connection.readsOnly(query.sql)) return this.#reads.add<R>(query);
+    if (this.#connection.readsOnly(query.sql)) return this.#reads.add(query) as Promise<QueryResult<R>>;
     return this.#connection.executeQuery<R>(query);
   }
 
@@ -98,7 +106,7 @@ export class BetterSqliteDriver implements Driver {
   }
 
   destroy(): Promise<void> {
-    this.#reads.runNow();
+    this.#reads.flush();
     return this.#connection.close();
   }
 

@@ -5,7 +5,7 @@ import { BetterSqliteDialect, type BetterSqliteDriver } from './sqlite-driver.js
 
 /**
  * Kysely over one better-sqlite3 connection, with an executor that runs a statement at once when
- * the connection is free (a read-only one with the other reads of its turn: sqlite-read-batch.ts).
+ * the connection is free (a read-only one with the other reads of its turn: sqlite-driver.ts).
  * Kysely's own executor takes the connection, runs, transforms and gives it back through seven
  * async steps, each a promise and a turn of the microtask queue, for a statement that
  * better-sqlite3 finishes synchronously. When a transaction holds the connection,

@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
-import { setImmediate } from 'node:timers';
 import { Worker } from 'node:worker_threads';
+import { TurnBatch, type Answers } from '../../runtime/turn-batch.js';
 
 /** What one message to the signing thread carries (signing-worker.js reads it). */
 export interface Batch {
@@ -16,32 +16,29 @@ interface Job {
   readonly key: KeyObject;
   readonly digest: string | null;
   readonly input: string;
-  readonly resolve: (jws: string) => void;
-  readonly reject: (error: Error) => void;
+}
+
+/** A message sent and not answered yet: settles its jobs from the thread's answers. */
+interface InFlight {
+  readonly answer: (answers: Answers<string>) => void;
+  readonly fail: (error: Error) => void;
 }
 
 /** Keys a thread may hold before it is told to forget them all (keys change rarely). */
 const MAX_KEYS = 4;
-
-/**
- * Jobs sent at once rather than at the end of the turn: the thread then signs while the event loop
- * goes on with the turn's other requests, instead of idling until the turn ends and then keeping
- * every caller of the turn waiting for the whole batch (bench/README.md).
- */
-export const FLUSH_AT = 8;
 
 /** One thread and what it was sent: its answers can only ever settle its own jobs. */
 interface Thread {
   readonly worker: Worker;
   /** The keys it holds, by the number they were sent under. */
   readonly keyIds: Map<KeyObject, number>;
-  /** Batches sent and not answered yet, oldest first: the thread answers in order. */
-  readonly inFlight: Job[][];
+  /** Messages sent and not answered yet, oldest first: the thread answers in order. */
+  readonly inFlight: InFlight[];
 }
 
 /**
  * Access tokens are signed on one thread of their own, beside the event loop. The signatures asked
- * for during one turn of the event loop go to it in messages of at most FLUSH_AT jobs, each
+ * for during one turn of the event loop go to it in messages of at most BATCH_AT jobs, each
  * answered as one, so the event loop pays one hand-off and one wake-up per message rather than
  * one per token (a refresh under load shares its turn with a dozen others). The thread holds each
  * private key once sent; it signs with exactly the key each job names, so which key signs stays
@@ -51,37 +48,23 @@ interface Thread {
 export class SigningThread {
   #thread: Thread | undefined;
   #nextKeyId = 0;
-  #queued: Job[] = [];
+  readonly #jobs = new TurnBatch<Job, string>((jobs) => this.#send(jobs));
 
   /** Signs `input` (the JWS signing input) and resolves to the compact JWS. */
   sign(key: KeyObject, digest: string | null, input: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      // setImmediate runs after this turn's I/O callbacks: every request of the turn has asked by
-      // then. FLUSH_AT jobs leave at once; the immediate sends what is left, if anything.
-      if (this.#queued.length === 0) setImmediate(() => this.#flush());
-      this.#queued.push({ key, digest, input, resolve, reject });
-      if (this.#queued.length >= FLUSH_AT) this.#flush();
-    });
+    return this.#jobs.add({ key, digest, input });
   }
 
-  #flush(): void {
-    const jobs = this.#queued;
-    if (jobs.length === 0) return;
-    this.#queued = [];
-    let thread: Thread;
-    try {
-      thread = this.#thread ?? this.#spawn();
-    } catch (error) {
-      for (const job of jobs) job.reject(error instanceof Error ? error : new Error(String(error)));
-      return;
-    }
+  #send(jobs: readonly Job[]): Promise<Answers<string>> {
+    const thread = this.#thread ?? this.#spawn();
     const reset = thread.keyIds.size >= MAX_KEYS;
     if (reset) thread.keyIds.clear();
     const keys: [number, KeyObject][] = [];
     const batch: Batch = { reset, keys, jobs: jobs.map((job) => [this.#keyIdOf(thread, job.key, keys), job.digest, job.input] as const) };
-    if (thread.inFlight.length === 0) thread.worker.ref();
-    thread.inFlight.push(jobs);
+    // Posted before it is recorded: a message that cannot be sent leaves nothing waiting for an answer.
     thread.worker.postMessage(batch);
+    if (thread.inFlight.length === 0) thread.worker.ref();
+    return new Promise<Answers<string>>((answer, fail) => thread.inFlight.push({ answer, fail }));
   }
 
   /** The number `key` is known by in `thread`, adding it to `keys` when it is new there. */
@@ -96,21 +79,15 @@ export class SigningThread {
   }
 
   #answer(thread: Thread, answers: readonly Answer[]): void {
-    const jobs = thread.inFlight.shift() ?? [];
+    const message = thread.inFlight.shift();
     if (thread.inFlight.length === 0) thread.worker.unref();
-    // Never the case with signing-worker.js; if it were, no job could be matched to its answer.
-    const matched = answers.length === jobs.length;
-    jobs.forEach((job, index) => {
-      const answer = matched ? answers[index] : { error: 'the signing thread answered out of step' };
-      if (typeof answer === 'string') job.resolve(answer);
-      else job.reject(new Error(answer?.error));
-    });
+    message?.answer(answers.map((answer) => (typeof answer === 'string' ? answer : new Error(answer.error))));
   }
 
   /** A thread that fails takes its batches with it; the next batch starts a new one. */
   #gone(thread: Thread, error: Error): void {
     if (this.#thread === thread) this.#thread = undefined;
-    for (const jobs of thread.inFlight.splice(0)) for (const job of jobs) job.reject(error);
+    for (const message of thread.inFlight.splice(0)) message.fail(error);
   }
 
   #spawn(): Thread {

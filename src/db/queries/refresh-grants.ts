@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import { dialectOf, type Db } from '../database.js';
-import { LookupBatch } from '../postgres-lookup-batch.js';
+import { TurnBatch } from '../../runtime/turn-batch.js';
 import { precompiled } from '../precompiled.js';
 import { isStorableText } from '../text.js';
 import type { RefreshTokensTable } from '../schema/refresh-tokens.js';
@@ -29,15 +29,21 @@ const grantsByHashes = precompiled(
       where "refresh_tokens"."token_hash" = any(cast(${tokenHashes} as text[]))`,
 );
 
-/** Each PostgreSQL handle's batch of grant lookups (never a transaction's: it has one connection of its own). */
-const batches = new WeakMap<Db, LookupBatch<RefreshGrant>>();
+/**
+ * Each PostgreSQL handle's batch of grant lookups (never a transaction's: it has one connection of
+ * its own): one statement for the turn's lookups, since PostgreSQL starts one transaction, one
+ * executor and one round trip for all of them, which cost more than the index scans themselves.
+ * A hash asked for twice gets the same row; the statement failing fails every lookup it carried.
+ */
+const batches = new WeakMap<Db, TurnBatch<string, RefreshGrant | undefined>>();
 
-function batchOf(db: Db): LookupBatch<RefreshGrant> {
+function batchOf(db: Db): TurnBatch<string, RefreshGrant | undefined> {
   let batch = batches.get(db);
   if (batch === undefined) {
-    batch = new LookupBatch(async (hashes) => {
+    batch = new TurnBatch(async (hashes) => {
       const { rows } = await grantsByHashes(db, hashes);
-      return new Map(rows.map(({ token_hash, ...grant }) => [token_hash, grant]));
+      const byHash = new Map(rows.map(({ token_hash, ...grant }) => [token_hash, grant]));
+      return hashes.map((hash) => byHash.get(hash));
     });
     batches.set(db, batch);
   }
@@ -47,14 +53,13 @@ function batchOf(db: Db): LookupBatch<RefreshGrant> {
 /**
  * Everything a refresh decides on, read with one query from the token's hash (sql: see
  * SESSIONS_WITH_OWNER). On PostgreSQL, outside a transaction, the lookups of one turn share one
- * statement (postgres-lookup-batch.ts); SQLite shares the turn's read transaction instead
- * (sqlite-read-batch.ts).
+ * statement (above); SQLite shares the turn's read transaction instead (sqlite-driver.ts).
  */
 export async function findRefreshGrant(db: Db, tokenHash: string): Promise<RefreshGrant | undefined> {
   // No token hashes to such text (hashes are base64url), and on PostgreSQL it would fail the
   // statement of every lookup it shares.
   if (!isStorableText(tokenHash)) return undefined;
-  if (dialectOf(db) === 'postgres' && !db.isTransaction) return batchOf(db).find(tokenHash);
+  if (dialectOf(db) === 'postgres' && !db.isTransaction) return batchOf(db).add(tokenHash);
   const { rows } = await grantByHash(db, tokenHash);
   return rows[0];
 }

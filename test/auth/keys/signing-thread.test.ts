@@ -8,7 +8,8 @@ import { Worker } from 'node:worker_threads';
 import { compactVerify, decodeJwt, jwtVerify } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createJwsSigner, signJwt, signJwtAlone, signJwtHere } from '../../../src/auth/keys/jws.js';
-import { FLUSH_AT, SigningThread } from '../../../src/auth/keys/signing-thread.js';
+import { SigningThread } from '../../../src/auth/keys/signing-thread.js';
+import { BATCH_AT } from '../../../src/runtime/turn-batch.js';
 
 const es256 = () => generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const ed25519 = () => generateKeyPairSync('ed25519');
@@ -34,17 +35,17 @@ async function payloadOf(jws: string, publicKey: KeyObject): Promise<unknown> {
 }
 
 describe('SigningThread', () => {
-  it('sends the signatures of one turn in messages of FLUSH_AT, the rest at the end of the turn, each answer to its own caller', async () => {
+  it('sends the signatures of one turn in messages of BATCH_AT, the rest at the end of the turn, each answer to its own caller', async () => {
     const thread = newThread();
     const posted = vi.spyOn(Worker.prototype, 'postMessage');
     const ec = es256();
     const ed = ed25519();
-    const count = 2 * FLUSH_AT + 3;
+    const count = 2 * BATCH_AT + 3;
     const asked = Array.from({ length: count }, (_, n) => (n % 2 === 0 ? thread.sign(ec.privateKey, 'sha256', input(n)) : thread.sign(ed.privateKey, null, input(n, 'EdDSA'))));
     // Full messages leave before the turn ends, so the thread signs while the turn goes on.
     expect(posted).toHaveBeenCalledTimes(2);
     const tokens = await Promise.all(asked);
-    expect(posted.mock.calls.map(([batch]) => (batch as { jobs: unknown[] }).jobs.length)).toEqual([FLUSH_AT, FLUSH_AT, 3]);
+    expect(posted.mock.calls.map(([batch]) => (batch as { jobs: unknown[] }).jobs.length)).toEqual([BATCH_AT, BATCH_AT, 3]);
     for (const [n, token] of tokens.entries()) {
       expect(token.startsWith(`${input(n, n % 2 === 0 ? 'ES256' : 'EdDSA')}.`)).toBe(true);
       expect(await payloadOf(token, n % 2 === 0 ? ec.publicKey : ed.publicKey)).toEqual({ n });

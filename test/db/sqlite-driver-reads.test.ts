@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connectSqlite } from '../../src/db/connect.js';
 import type { Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { RUN_AT } from '../../src/db/sqlite-read-batch.js';
+import { BATCH_AT } from '../../src/runtime/turn-batch.js';
 import { schoolRow as school } from '../helpers/database.js';
 import { gate } from '../helpers/gate.js';
 
@@ -37,7 +37,7 @@ describe('reads of one turn, run together on SQLite', () => {
     other.close();
   };
 
-  it('answers fewer than RUN_AT reads asked for in one turn from one snapshot, taken after the last of them was asked', async () => {
+  it('answers fewer than BATCH_AT reads asked for in one turn from one snapshot, taken after the last of them was asked', async () => {
     const first = keys();
     // Committed between the two reads being asked for.
     commitFromAnotherProcess();
@@ -77,14 +77,14 @@ describe('reads of one turn, run together on SQLite', () => {
     expect(await keys()).toEqual(['a']);
   });
 
-  it('runs every RUN_AT reads of a turn at once, without waiting for the turn to end', async () => {
-    const early = Array.from({ length: RUN_AT }, () => keys());
+  it('runs every BATCH_AT reads of a turn at once, without waiting for the turn to end', async () => {
+    const early = Array.from({ length: BATCH_AT }, () => keys());
     // Still the same turn: the reads above have run if nothing made them wait for its end.
     commitFromAnotherProcess();
-    const late = Array.from({ length: RUN_AT + 3 }, () => keys());
-    expect(await Promise.all(early)).toEqual(Array.from({ length: RUN_AT }, () => []));
-    // Asked after the commit, so each must see it, whether run at RUN_AT or at the turn's end.
-    expect(await Promise.all(late)).toEqual(Array.from({ length: RUN_AT + 3 }, () => ['other']));
+    const late = Array.from({ length: BATCH_AT + 3 }, () => keys());
+    expect(await Promise.all(early)).toEqual(Array.from({ length: BATCH_AT }, () => []));
+    // Asked after the commit, so each must see it, whether run at BATCH_AT or at the turn's end.
+    expect(await Promise.all(late)).toEqual(Array.from({ length: BATCH_AT + 3 }, () => ['other']));
   });
 
   it('answers the reads still waiting for their turn when the database closes', async () => {
