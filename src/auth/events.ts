@@ -93,6 +93,14 @@ function bounded(text: string | null | undefined, limit: number): string | null 
 }
 
 /** Appends to the audit trail. `schoolId` is the canonical school key, so filters match it. */
+const recorded = new Set<() => void>();
+
+/** Calls `listener` after each event this process records (the sealer's next round); returns how to stop. */
+export function onEventRecorded(listener: () => void): () => void {
+  recorded.add(listener);
+  return () => void recorded.delete(listener);
+}
+
 export async function recordEvent(db: Db, clock: Clock, context: RequestContext, entry: AuditEntry): Promise<void> {
   await insertEvent(db, {
     at: clock.now(),
@@ -105,4 +113,5 @@ export async function recordEvent(db: Db, clock: Clock, context: RequestContext,
     user_agent: bounded(context.userAgent, STORED_TEXT_LIMITS.userAgent),
     detail: entry.detail ?? null,
   });
+  for (const listener of recorded) listener();
 }

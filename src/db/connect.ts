@@ -72,7 +72,7 @@ export function connectSqlite(file: string, options: SqliteOptions = {}): Databa
 
 /** The Database over an open, configured better-sqlite3 connection (connectSqlite's, or a test's). */
 export function sqliteDatabase(sqlite: SQLite.Database, checkpointer?: Checkpointer): Database {
-  const { db, driver } = sqliteKysely(sqlite);
+  const { db, driver } = sqliteKysely(sqlite, checkpointer?.wrote);
   return {
     db,
     ping: () => pingSqlite(db, driver.connection, sqlite.name),

@@ -13,10 +13,13 @@ import { explainSqliteFailure, isDiskFull } from './sqlite-failures.js';
 export class SqliteConnection implements DatabaseConnection {
   readonly #sqlite: SQLite.Database;
   readonly #statements = new Map<string, SQLite.Statement>();
+  /** Told after each statement that may have added to the WAL (the checkpointer waits for it). */
+  readonly #wrote: () => void;
   #diskFull = false;
 
-  constructor(sqlite: SQLite.Database) {
+  constructor(sqlite: SQLite.Database, wrote: () => void = () => undefined) {
     this.#sqlite = sqlite;
+    this.#wrote = wrote;
   }
 
   /** From a statement failing for want of space until `writable()`: only a write shows it is over. */
@@ -34,6 +37,7 @@ export class SqliteConnection implements DatabaseConnection {
       const statement = this.#prepare(query.sql);
       if (statement.reader) return { rows: statement.all(query.parameters) as R[] };
       const { changes, lastInsertRowid } = statement.run(query.parameters);
+      this.#wrote();
       return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
     });
   }
@@ -97,7 +101,10 @@ export class SqliteConnection implements DatabaseConnection {
 
   /** Runs a statement that takes no parameters and returns nothing (begin, commit). */
   exec(text: string): Promise<void> {
-    return this.#settledWith(() => void this.#prepare(text).run());
+    return this.#settledWith(() => {
+      this.#prepare(text).run();
+      this.#wrote();
+    });
   }
 
   /**

@@ -16,9 +16,10 @@ import { TurnBatch } from '../runtime/turn-batch.js';
 export class BetterSqliteDialect extends SqliteDialect {
   readonly #driver: BetterSqliteDriver;
 
-  constructor(sqlite: SQLite.Database) {
+  /** `wrote` is told after each statement that may have added to the WAL (see SqliteConnection). */
+  constructor(sqlite: SQLite.Database, wrote?: () => void) {
     super({ database: sqlite });
-    this.#driver = new BetterSqliteDriver(new SqliteConnection(sqlite));
+    this.#driver = new BetterSqliteDriver(new SqliteConnection(sqlite, wrote));
   }
 
   override createDriver(): BetterSqliteDriver {

@@ -15,8 +15,8 @@ import { BetterSqliteDialect, type BetterSqliteDriver } from './sqlite-driver.js
  * class, with the plugins, which take the ordinary path), and a statement runs only while nothing
  * else holds the connection, so it can never land inside a transaction.
  */
-export function sqliteKysely(sqlite: SQLite.Database): { db: Kysely<DatabaseSchema>; driver: BetterSqliteDriver } {
-  const dialect = new BetterSqliteDialect(sqlite);
+export function sqliteKysely(sqlite: SQLite.Database, wrote?: () => void): { db: Kysely<DatabaseSchema>; driver: BetterSqliteDriver } {
+  const dialect = new BetterSqliteDialect(sqlite, wrote);
   const driver = dialect.createDriver();
   const connections = new DefaultConnectionProvider(driver);
   const executor = new ImmediateExecutor(driver, dialect, connections);

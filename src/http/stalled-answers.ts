@@ -6,7 +6,7 @@ import type { Clock } from '../runtime/clock.js';
 export const STALLED_ANSWER_MS = 60_000;
 
 export interface StalledAnswers {
-  /** Looks at every open connection once; runs every second on its own. */
+  /** Looks at every open connection once; runs every second on its own while one is open. */
   sweep(): void;
   stop(): void;
 }
@@ -23,13 +23,22 @@ interface Stall {
  * as long as it liked. Node bounds the rest itself: the headers and the whole request
  * (headersTimeout, requestTimeout) and idle keep-alive connections (keepAliveTimeout). A socket
  * idle timeout would also cover this, but Node re-arms it twice per request, a measurable share of
- * the cheapest answers (bench/README.md); this looks at the open connections once a second instead.
+ * the cheapest answers (bench/README.md); this looks at the open connections once a second instead,
+ * and only while there is one: a server with no connection runs no timer.
  */
 export function closeStalledAnswers(server: Server, clock: Clock): StalledAnswers {
   const stalls = new Map<Socket, Stall | undefined>();
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
   server.on('connection', (socket: Socket) => {
     stalls.set(socket, undefined);
-    socket.once('close', () => stalls.delete(socket));
+    if (timer === undefined && !stopped) timer = setInterval(sweep, 1000).unref();
+    socket.once('close', () => {
+      stalls.delete(socket);
+      if (stalls.size > 0) return;
+      clearInterval(timer);
+      timer = undefined;
+    });
   });
 
   const sweep = (): void => {
@@ -48,7 +57,10 @@ export function closeStalledAnswers(server: Server, clock: Clock): StalledAnswer
       if (now - stall.since >= STALLED_ANSWER_MS) socket.destroy();
     }
   };
-  const timer = setInterval(sweep, 1000);
-  timer.unref();
-  return { sweep, stop: () => clearInterval(timer) };
+  const stop = (): void => {
+    stopped = true;
+    clearInterval(timer);
+    timer = undefined;
+  };
+  return { sweep, stop };
 }

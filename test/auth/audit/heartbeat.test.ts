@@ -1,3 +1,4 @@
+import { setTimeout as realSleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HEARTBEAT_MS, WRITE_SETTLE_MS } from '../../../src/auth/audit/checkpoint-timeline.js';
@@ -85,6 +86,37 @@ describe.each(TEST_DIALECTS)('the heartbeat on %s', (dialect) => {
       [2, 2, t.clock.now()],
       [0, 2, t.clock.now()],
     ]);
+    expect(await verdict(t.services.db)).toBe('ok');
+  });
+
+  it('sleeps while idle: a round AUDIT_SEAL_INTERVAL after an event this process records, otherwise one a minute', async () => {
+    const t = await withEmptyTrail(await open());
+    const lines: { events: number; audit_checkpoint: { seq: number } }[] = [];
+    const logger = createLogger('warn', { write: (line: string) => void lines.push(JSON.parse(line) as (typeof lines)[number]) });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const loop = startSealer({ ...t.services, logger }, 5);
+    // A round runs on the real database: wait, in real time, for the lines it logs.
+    const logged = async (count: number) => {
+      for (const deadline = Date.now() + 5_000; lines.length < count && Date.now() < deadline; ) await realSleep(10);
+      return lines.map((line) => [line.events, line.audit_checkpoint.seq]);
+    };
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(await logged(1)).toEqual([]);
+    await recordEvents(t.services, 2, (s) => t.clock.advance(s));
+    await vi.advanceTimersByTimeAsync(4_999);
+    expect(lines).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await logged(1)).toEqual([[2, 2]]);
+    // Nothing recorded since: no round until the heartbeat's minute.
+    t.clock.advance(60);
+    await vi.advanceTimersByTimeAsync(59_999);
+    expect(await logged(2)).toEqual([[2, 2]]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await logged(2)).toEqual([
+      [2, 2],
+      [0, 2],
+    ]);
+    await loop.stop();
     expect(await verdict(t.services.db)).toBe('ok');
   });
 });
