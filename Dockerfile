@@ -20,11 +20,10 @@ RUN npm ci --no-audit --no-fund \
 FROM ${NODE_IMAGE}
 WORKDIR /app
 # The service's settings inside a container: listen on every interface of the container, keep
-# the SQLite database on the volume. UV_THREADPOOL_SIZE as npm start sets it (README, Configuration).
+# the SQLite database on the volume.
 ENV HOST=0.0.0.0 \
     PORT=8000 \
-    DATA_DIR=/data \
-    UV_THREADPOOL_SIZE=1
+    DATA_DIR=/data
 # Owned by root: the service's user can read the code but not change it.
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
@@ -40,7 +39,8 @@ EXPOSE 8000
 # Node itself, no curl in a slim image: healthy while /healthz answers 200.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# Exec form, node as PID 1: docker stop's SIGTERM reaches the server, which drains and exits 0.
-# The V8 options are those of npm start. `docker run IMAGE keys list` runs a command instead.
-ENTRYPOINT ["node", "--max-semi-space-size=4", "--heap-growing-percent=50", "/app/dist/cli/main.js"]
+# Exec form, the file itself: its first line (env -S node with the V8 options) replaces itself
+# with node, which is PID 1, so docker stop's SIGTERM reaches the server, which drains and exits 0.
+# `docker run IMAGE keys list` runs a command instead.
+ENTRYPOINT ["/app/dist/cli/main.js"]
 CMD ["serve"]

@@ -22,7 +22,7 @@ if (treeA === undefined || treeB === undefined || !['refresh', 'rotation', 'inva
 }
 const pairs = Number(pairsArg ?? 5);
 const runner = join(dirname(fileURLToPath(import.meta.url)), 'lib', 'inprocess-run.mjs');
-const env = { ...process.env, UV_THREADPOOL_SIZE: '1' };
+const env = { ...process.env };
 
 function runOn(tree, runEnv) {
   const out = execFileSync(process.execPath, [runner, resolve(tree), scenario, requestsArg ?? '3000'], { env: runEnv, encoding: 'utf8' });

@@ -6,7 +6,6 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { URL, pathToFileURL } from 'node:url';
 import { databaseEnv } from './pg.mjs';
 
 /** Every child still running; stopped on exit, error or Ctrl-C. */
@@ -126,20 +125,18 @@ async function httpReady(url) {
 }
 
 /**
- * What `npm start` gives the server (the package.json at the root of the tree whose
- * `dist/cli/main.js` is `entry`), so the benchmark runs each build the way its own start script does:
- * `VAR=value node <options> dist/cli/main.js serve`. An assignment written `VAR=${VAR:-default}`
- * takes the default, as it does under `npm start` when VAR is unset.
+ * What `npm start` gives the server: it runs `entry` itself, whose first line
+ * (`#!/usr/bin/env -S [VAR=value ...] node <options>`) is the one place its node options are
+ * written, so the benchmark runs each build with its own.
  */
 async function startOptions(entry) {
-  const { scripts } = JSON.parse(await readFile(new URL('../../package.json', pathToFileURL(entry)), 'utf8'));
-  const words = scripts.start.split(/\s+/);
+  const [firstLine] = (await readFile(entry, 'utf8')).split('\n', 1);
+  const words = firstLine.replace(/^#!\S*env -S\s*/, '').split(/\s+/);
   const node = words.indexOf('node');
   const env = {};
   for (const word of words.slice(0, node)) {
     const [, name, value] = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(word) ?? [];
-    if (name === undefined) continue;
-    env[name] = /^\$\{\w+:-(.*)\}$/.exec(value)?.[1] ?? value;
+    if (name !== undefined) env[name] = value;
   }
   return { nodeOptions: words.slice(node + 1).filter((word) => word.startsWith('--')), env };
 }

@@ -1,11 +1,9 @@
-#!/usr/bin/env -S UV_THREADPOOL_SIZE=1 node --max-semi-space-size=4 --heap-growing-percent=50
-// The same settings as `npm start` (README, Performance):
-// - one libuv thread. The pool does little here (files, name lookups): hashing and signing have
-//   threads of their own, and idle pool threads only cost memory. libuv reads the variable before
-//   any of our code runs, so it has to come from the environment.
-// - V8 options. Left to itself, V8 grows the young generation to 16 MiB per semi-space and lets
-//   the old one reach up to four times its live size before collecting, which costs memory under
-//   load for no measurable throughput (bench/README.md has the figures for both).
+#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=50
+// The one place the service's V8 options are written: `npm start`, the container's entry point and
+// the systemd unit all run this file itself, so this line applies to every one of them. Left to
+// itself, V8 grows the young generation to 16 MiB per semi-space and lets the old one reach up to
+// four times its live size before collecting, which costs memory under load for no measurable
+// throughput (bench/README.md, the ledger).
 import { CommanderError } from 'commander';
 import { ConfigError, loadConfig, loadDotEnv } from '../config/config.js';
 import { loadConfigWithNotices } from '../config/setting-notices.js';

@@ -3,7 +3,7 @@
  * another program's variable; test/config/known-settings.test.ts keeps the two equal. In the
  * README's order, which also settles which of two equally close settings is suggested.
  */
-const SETTINGS: readonly string[] = [
+export const KNOWN_SETTINGS: readonly string[] = [
   'HOST',
   'PORT',
   'DATA_DIR',
@@ -61,14 +61,8 @@ const SETTINGS: readonly string[] = [
   'AUDIT_SEAL_INTERVAL',
 ];
 
-/** Read by Node.js itself (libuv's thread pool), documented beside our settings. */
-const NODE_SETTINGS: readonly string[] = ['UV_THREADPOOL_SIZE'];
-
-export const KNOWN_SETTINGS: readonly string[] = [...SETTINGS, ...NODE_SETTINGS];
-
 /**
  * The first words of our settings, with their underscore (`ACCESS_`, `SSO_`, ...): a variable
- * that begins with one is meant for school-auth. Not `UV_`: libuv has other variables
- * (UV_USE_IO_URING) that are none of our business.
+ * that begins with one is meant for school-auth.
  */
-export const SETTING_PREFIXES: readonly string[] = [...new Set(SETTINGS.filter((name) => name.includes('_')).map((name) => `${name.split('_')[0]!}_`))];
+export const SETTING_PREFIXES: readonly string[] = [...new Set(KNOWN_SETTINGS.filter((name) => name.includes('_')).map((name) => `${name.split('_')[0]!}_`))];

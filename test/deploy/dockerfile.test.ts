@@ -44,12 +44,10 @@ describe('the Dockerfile', () => {
     expect(envOf(final)).toMatchObject({ DATA_DIR: '/data', HOST: '0.0.0.0' });
   });
 
-  it('hands SIGTERM straight to node, with the V8 options of npm start', () => {
-    const entrypoint = execForm(last(final, 'ENTRYPOINT'))!;
-    expect(entrypoint[0]).toBe('node');
-    expect([...entrypoint, ...(execForm(last(final, 'CMD')) ?? [])]).not.toContain('npm');
-    for (const option of startScript.match(/--[a-z-]+=\S+/g)!) expect(entrypoint).toContain(option);
-    expect(envOf(final).UV_THREADPOOL_SIZE).toBe(/UV_THREADPOOL_SIZE:-(\d+)/.exec(startScript)?.[1]);
+  it('hands SIGTERM straight to node: the entry point is the CLI file, whose first line execs node with its options', () => {
+    expect(execForm(last(final, 'ENTRYPOINT'))).toEqual(['/app/dist/cli/main.js']);
+    expect(execForm(last(final, 'CMD'))).toEqual(['serve']);
+    expect(startScript).toBe('exec ./dist/cli/main.js serve');
   });
 
   it('sends the build stage exactly what it copies: .dockerignore lets in nothing else', () => {
@@ -72,7 +70,7 @@ describe("the image's command, as a process", () => {
 
   it('stops at once without ISSUER, naming it, as docs/deploy.md says', async () => {
     dir = mkdtempSync(join(tmpdir(), 'school-auth-image-'));
-    server = ServerProcess.launch(process.execPath, entrypoint.slice(1), { cwd: dir, env: { ...envOf(final), DATA_DIR: join(dir, 'data') } });
+    server = ServerProcess.launch(entrypoint[0]!, entrypoint.slice(1), { cwd: dir, env: { ...envOf(final), DATA_DIR: join(dir, 'data') } });
     expect(await server.waitExit()).toEqual({ code: 1, signal: null });
     expect(server.stderr).toContain('ISSUER: must be set when HOST (0.0.0.0) is not a loopback address');
     expect(readRepoFile('docs/deploy.md')).toContain('ISSUER: must be set when HOST (0.0.0.0) is not a loopback address');
@@ -82,7 +80,7 @@ describe("the image's command, as a process", () => {
     dir = mkdtempSync(join(tmpdir(), 'school-auth-image-'));
     const port = String(await freePort());
     const env = { ...envOf(final), DATA_DIR: join(dir, 'data'), PORT: port, ISSUER: 'https://auth.school.example' };
-    server = ServerProcess.launch(process.execPath, entrypoint.slice(1), { cwd: dir, env });
+    server = ServerProcess.launch(entrypoint[0]!, entrypoint.slice(1), { cwd: dir, env });
     await server.waitHealthy(`http://127.0.0.1:${port}`);
     const check = () => runTool(process.execPath, healthcheck.slice(1), { env: childEnv({ ...envOf(final), PORT: port }) });
     expect(healthcheck[0]).toBe('node');

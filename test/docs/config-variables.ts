@@ -4,12 +4,6 @@ import { loadConfig } from '../../src/config/config.js';
 import { REPO_ROOT } from '../helpers/cli-run.js';
 import { readRepoFile } from './markdown.js';
 
-/**
- * Variables that Node.js itself reads, not loadConfig: `npm start` and the binary's first line
- * set UV_THREADPOOL_SIZE before any of our code runs (libuv reads it once, at start).
- */
-export const NODE_VARIABLES: readonly string[] = ['UV_THREADPOOL_SIZE'];
-
 /** The names loadConfig looks up, watched on an empty environment (every default taken). */
 function variablesRead(): Set<string> {
   const read = new Set<string>();
