@@ -20,11 +20,11 @@ export const GRANT_COLUMNS = sql`refresh_tokens.session_id, refresh_tokens.consu
 export const GRANT_TABLES = sql`${SESSIONS_WITH_OWNER} inner join refresh_tokens on refresh_tokens.session_id = sessions.id`;
 
 const grantByHash = precompiled(
-  (tokenHash: string) => sql<RefreshGrant>`select ${GRANT_COLUMNS} from ${GRANT_TABLES} where "refresh_tokens"."token_hash" = ${tokenHash}`,
+  ({ tokenHash }: { tokenHash: string }) => sql<RefreshGrant>`select ${GRANT_COLUMNS} from ${GRANT_TABLES} where "refresh_tokens"."token_hash" = ${tokenHash}`,
 );
 
 const grantsByHashes = precompiled(
-  (tokenHashes: readonly string[]) =>
+  ({ tokenHashes }: { tokenHashes: readonly string[] }) =>
     sql<RefreshGrant & { token_hash: string }>`select refresh_tokens.token_hash, ${GRANT_COLUMNS} from ${GRANT_TABLES}
       where "refresh_tokens"."token_hash" = any(cast(${tokenHashes} as text[]))`,
 );
@@ -41,7 +41,7 @@ function batchOf(db: Db): TurnBatch<string, RefreshGrant | undefined> {
   let batch = batches.get(db);
   if (batch === undefined) {
     batch = new TurnBatch(async (hashes) => {
-      const { rows } = await grantsByHashes(db, hashes);
+      const { rows } = await grantsByHashes(db, { tokenHashes: hashes });
       const byHash = new Map(rows.map(({ token_hash, ...grant }) => [token_hash, grant]));
       return hashes.map((hash) => byHash.get(hash));
     });
@@ -60,6 +60,6 @@ export async function findRefreshGrant(db: Db, tokenHash: string): Promise<Refre
   // statement of every lookup it shares.
   if (!isStorableText(tokenHash)) return undefined;
   if (dialectOf(db) === 'postgres' && !db.isTransaction) return batchOf(db).add(tokenHash);
-  const { rows } = await grantByHash(db, tokenHash);
+  const { rows } = await grantByHash(db, { tokenHash });
   return rows[0];
 }

@@ -38,9 +38,10 @@ export async function rotateRefreshToken(db: Db, attempt: RotationAttempt): Prom
   if (!isSessionAlive(grant, attempt.now, { refreshIdleTimeout: attempt.idleTimeout })) return { grant, rotated: false };
   const rotated = await inGroupCommit(db, async (trx) => {
     const { now } = attempt;
-    const consumed = await consume(trx, now, attempt.successorSealed, attempt.tokenHash, grant.session_id);
+    const sessionId = grant.session_id;
+    const consumed = await consume(trx, { now, successorSealed: attempt.successorSealed, tokenHash: attempt.tokenHash, sessionId });
     if ((consumed.numAffectedRows ?? 0n) === 0n) return false;
-    await insertSuccessor(trx, attempt.successorHash, grant.session_id, now);
+    await insertSuccessor(trx, { tokenHash: attempt.successorHash, sessionId, now });
     if (grant.last_used_at <= attempt.touchAtOrBefore) await touchSession(trx, grant.session_id, now);
     return true;
   });
@@ -49,14 +50,14 @@ export async function rotateRefreshToken(db: Db, attempt: RotationAttempt): Prom
 
 /** Consumes a token, on SQLite, unless it was consumed already or its session revoked meanwhile. */
 const consume = precompiled(
-  (now: number, successorSealed: string, tokenHash: string, sessionId: string) => sql`update refresh_tokens set consumed_at = ${now}, successor_sealed = ${successorSealed}
+  ({ now, successorSealed, tokenHash, sessionId }: { now: number; successorSealed: string; tokenHash: string; sessionId: string }) => sql`update refresh_tokens set consumed_at = ${now}, successor_sealed = ${successorSealed}
     where token_hash = ${tokenHash} and consumed_at is null
     and exists (select sessions.id from sessions where sessions.id = ${sessionId} and sessions.revoked_at is null)`,
 );
 
 const insertSuccessor = precompiled(
-  (tokenHash: string, sessionId: string, createdAt: number) => sql`insert into refresh_tokens (token_hash, session_id, created_at, consumed_at, successor_sealed)
-    values (${tokenHash}, ${sessionId}, ${createdAt}, null, null)`,
+  ({ tokenHash, sessionId, now }: { tokenHash: string; sessionId: string; now: number }) => sql`insert into refresh_tokens (token_hash, session_id, created_at, consumed_at, successor_sealed)
+    values (${tokenHash}, ${sessionId}, ${now}, null, null)`,
 );
 
 /**
@@ -66,41 +67,26 @@ const insertSuccessor = precompiled(
  * and the outer query reads the grant as it was before them. The session is found by scalar
  * subqueries, each run once by key (token_hash is the key of refresh_tokens): as a correlated
  * EXISTS, the planner may join the other way round and look the token up again for every session.
- * `now` and the hash are passed more than once because a precompiled statement places each
- * argument once. Not count(*): statements with a `*` are not prepared (see postgres-statements.ts).
+ * Not count(*): statements with a `*` are not prepared (see postgres-statements.ts).
  */
 const rotateStatement = precompiled(
-  (
-    consumedAt: number,
-    sealed: string,
-    tokenHash: string,
-    ownerHash: string,
-    aliveAt: number,
-    idleFloor: number,
-    successorHash: string,
-    createdAt: number,
-    touchedAt: number,
-    touchAtOrBefore: number,
-    lookupHash: string,
-  ) =>
-    sql<RefreshGrant & { rotated: number }>`with consumed as (update refresh_tokens set consumed_at = ${consumedAt}, successor_sealed = ${sealed}
+  ({ now, idleFloor, tokenHash, successorHash, successorSealed, touchAtOrBefore }: RotationAttempt & { idleFloor: number }) =>
+    sql<RefreshGrant & { rotated: number }>`with consumed as (update refresh_tokens set consumed_at = ${now}, successor_sealed = ${successorSealed}
       where token_hash = ${tokenHash} and consumed_at is null
       and session_id = (select sessions.id from ${SESSIONS_WITH_OWNER}
-        where sessions.id = (select owner.session_id from refresh_tokens as owner where owner.token_hash = ${ownerHash})
-        and ${sessionAliveSql(aliveAt, idleFloor)})
+        where sessions.id = (select owner.session_id from refresh_tokens as owner where owner.token_hash = ${tokenHash})
+        and ${sessionAliveSql(now, idleFloor)})
       returning session_id),
     successor as (insert into refresh_tokens (token_hash, session_id, created_at)
-      select cast(${successorHash} as text), consumed.session_id, cast(${createdAt} as bigint) from consumed),
-    touched as (update sessions set last_used_at = ${touchedAt}
+      select cast(${successorHash} as text), consumed.session_id, cast(${now} as bigint) from consumed),
+    touched as (update sessions set last_used_at = ${now}
       where id = (select consumed.session_id from consumed) and last_used_at <= ${touchAtOrBefore})
     select ${GRANT_COLUMNS}, (select count(consumed.session_id) from consumed) as rotated
-    from ${GRANT_TABLES} where refresh_tokens.token_hash = ${lookupHash}`,
+    from ${GRANT_TABLES} where refresh_tokens.token_hash = ${tokenHash}`,
 );
 
 async function rotateInOneStatement(db: Db, attempt: RotationAttempt): Promise<RotationOutcome> {
-  const { now, tokenHash } = attempt;
-  const idleFloor = now - attempt.idleTimeout;
-  const { rows } = await rotateStatement(db, now, attempt.successorSealed, tokenHash, tokenHash, now, idleFloor, attempt.successorHash, now, now, attempt.touchAtOrBefore, tokenHash);
+  const { rows } = await rotateStatement(db, { ...attempt, idleFloor: attempt.now - attempt.idleTimeout });
   const row = rows[0];
   if (row === undefined) return { grant: undefined, rotated: false };
   const { rotated, ...grant } = row;

@@ -98,11 +98,11 @@ export async function findSessionStatus(db: Db, sessionId: string): Promise<Sess
   return rows[0];
 }
 
-const setLastUsed = precompiled((now: number, sessionId: string) => sql`update sessions set last_used_at = ${now} where id = ${sessionId}`);
+const setLastUsed = precompiled(({ now, sessionId }: { now: number; sessionId: string }) => sql`update sessions set last_used_at = ${now} where id = ${sessionId}`);
 
 /** Moves a session's idle clock (on the refresh path, hence precompiled). */
 export async function touchSession(db: Db, sessionId: string, now: number): Promise<void> {
-  await setLastUsed(db, now, sessionId);
+  await setLastUsed(db, { now, sessionId });
 }
 
 /** Who owns a session, as the queries over SESSIONS_WITH_OWNER read it. */
