@@ -6,7 +6,6 @@ import { buildManagementApp } from './http/management-app.js';
 import { createLogger, type Logger } from './runtime/logger.js';
 import { closeServices, openServices } from './services.js';
 import { exitOnSignals } from './runtime/shutdown.js';
-import { holdTickObjectShape } from './runtime/tick-object-shape.js';
 import { connect } from './db/connect.js';
 import { describeDatabase } from './db/database-target.js';
 import { PACKAGE_VERSION } from './package-version.js';
@@ -41,10 +40,8 @@ async function listen(app: FastifyInstance, listener: Listener): Promise<void> {
  * Starts the service: open and migrate the database, build the public app and the management
  * app, start the audit sealer, listen on both. SIGTERM and SIGINT stop accepting, let in-flight
  * requests finish (bounded by SHUTDOWN_TIMEOUT), stop the sealer after its batch, close the database and exit 0 (see exitOnSignals).
- * First of all it holds one of Node's tick objects (tick-object-shape.ts).
  */
 export async function serve(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<FastifyInstance> {
-  holdTickObjectShape();
   const database = connect(config, {
     backgroundCheckpoints: { onError: (error) => logger.error({ err: error }, 'WAL checkpointer failed; SQLite checkpoints on its own') },
     checkPages: true,
