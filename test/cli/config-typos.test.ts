@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { cliTest as test, parseJson, SLOW } from '../helpers/cli-workspace.js';
-import { serveOnFreePort } from '../helpers/server-process.js';
+import { startServer } from '../helpers/ops-server.js';
 
 /** Values an operator would not want on a terminal or in a log. */
 const SECRETS = ['s3cret-env-value', 's3cret-issuer-value', '18950', 's3cret-pasted-line'];
@@ -51,7 +51,7 @@ describe.concurrent('mistyped settings', () => {
 
   test('serve logs one warning per problem at start', SLOW, async ({ ws }) => {
     writeFileSync(join(ws.root, '.env'), DOT_ENV);
-    const { server } = await serveOnFreePort({ cwd: ws.root, env: { ...ENV, DATA_DIR: ws.dataDir } });
+    const { server } = await startServer(ENV, { cwd: ws.root });
     try {
       const warnings = server.logLines().filter((line) => line.level === 40);
       expect(warnings.map((line) => line.msg)).toEqual(EXPECTED);

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/cli-run.js';
 import { freePort } from '../helpers/free-port.js';
-import { serveOnFreePort, type Listening } from '../helpers/server-process.js';
+import { startServer, type RunningServer } from '../helpers/ops-server.js';
 import { readRepoFile } from '../docs/markdown.js';
 import { httpsRequest, ProxyProcess } from './proxy-process.js';
 import { hasTool, runTool } from './tools.js';
@@ -16,7 +16,7 @@ import { hasTool, runTool } from './tools.js';
 
 const FORGED = '203.0.113.9';
 let dir = '';
-let app: Listening | undefined;
+let app: RunningServer | undefined;
 let proxy: ProxyProcess | undefined;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'school-auth-proxy-'));
@@ -54,7 +54,7 @@ async function expectProxied(port: number): Promise<void> {
 describe.skipIf(!hasTool('nginx') || !hasTool('openssl'))('deploy/nginx.conf', () => {
   it('passes nginx -t, and in front of the service passes the client address and scheme', async () => {
     await runTool('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=auth.school.example', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')]);
-    app = await serveOnFreePort({ cwd: dir, env: { DATA_DIR: join(dir, 'data'), TRUST_PROXY: '127.0.0.1' } });
+    app = await startServer({ TRUST_PROXY: '127.0.0.1' }, { cwd: dir });
     const [http, https] = [await freePort(), await freePort()];
     const site = readRepoFile('deploy/nginx.conf')
       .replace(/^\s*listen \[::\].*$/gm, '')
@@ -83,7 +83,7 @@ describe.skipIf(!hasTool('caddy'))('deploy/Caddyfile', () => {
   it('passes caddy validate, and in front of the service passes the client address and scheme', async () => {
     const validated = await runTool('caddy', ['validate', '--config', join(REPO_ROOT, 'deploy', 'Caddyfile'), '--adapter', 'caddyfile'], { env: caddyEnv() });
     expect(validated.code, validated.stderr).toBe(0);
-    app = await serveOnFreePort({ cwd: dir, env: { DATA_DIR: join(dir, 'data'), TRUST_PROXY: '127.0.0.1' } });
+    app = await startServer({ TRUST_PROXY: '127.0.0.1' }, { cwd: dir });
     const https = await freePort();
     // The test's own certificate authority, no admin endpoint, and the free port instead of 443.
     const caddyfile = `{\n\tadmin off\n\tlocal_certs\n\tskip_install_trust\n\tauto_https disable_redirects\n}\n${readRepoFile('deploy/Caddyfile')

@@ -6,6 +6,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ok, Workspace } from '../helpers/cli-workspace.js';
 import { freePort } from '../helpers/free-port.js';
+import { startServer } from '../helpers/ops-server.js';
 import { ServerProcess } from '../helpers/server-process.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -24,21 +25,25 @@ afterEach(async () => {
   await ws.cleanup();
 });
 
-function startServer(env: Record<string, string | undefined>, cwd = ws.root): ServerProcess {
-  const server = ServerProcess.start({ cwd, env: { DATA_DIR: ws.dataDir, LOG_LEVEL: 'info', ...env } });
+/** `serve` on the workspace, not waited for: for the tests of its HOST, PORT, `.env` and start failures. */
+function spawnServer(env: Record<string, string | undefined>): ServerProcess {
+  const server = ServerProcess.start({ cwd: ws.root, env: { DATA_DIR: ws.dataDir, LOG_LEVEL: 'info', ...env } });
   servers.push(server);
   return server;
+}
+
+/** `serve` on the workspace with the service's own KEY_ACTIVATION_DELAY, answering on 127.0.0.1. */
+async function serve(env: Record<string, string> = {}): Promise<{ server: ServerProcess; base: string }> {
+  const { server, url } = await startServer({ LOG_LEVEL: 'info', KEY_ACTIVATION_DELAY: undefined, ...env }, { cwd: ws.root });
+  servers.push(server);
+  return { server, base: url };
 }
 
 /** The README's setup through the CLI (school lincoln-high, admin alice), then a healthy server. */
 async function seedAndServe(): Promise<{ server: ServerProcess; base: string }> {
   ok(await ws.run(['school', 'add', 'lincoln-high', '--name', 'Lincoln High']));
   ok(await ws.run(['admin', 'add', '--school', 'lincoln-high', '--username', 'alice', '--password-stdin'], { input: `${PASSWORD}\n` }));
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const server = startServer({ HOST: '127.0.0.1', PORT: String(port) });
-  await server.waitHealthy(base);
-  return { server, base };
+  return serve();
 }
 
 function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
@@ -125,7 +130,7 @@ describe('school-auth serve, over a real socket', { timeout: 120_000 }, () => {
   it('creates DATA_DIR and a migrated SQLite file on first start and listens on the HOST and PORT given', async () => {
     const port = await freePort();
     const dataDir = join(ws.root, 'nested', 'deeper', 'data');
-    const server = startServer({ HOST: '127.0.0.2', PORT: String(port), DATA_DIR: dataDir });
+    const server = spawnServer({ HOST: '127.0.0.2', PORT: String(port), DATA_DIR: dataDir });
     const base = `http://127.0.0.2:${port}`;
     await server.waitHealthy(base);
 
@@ -147,7 +152,7 @@ describe('school-auth serve, over a real socket', { timeout: 120_000 }, () => {
   it('reads .env from its working directory; real environment variables win over it', async () => {
     const port = await freePort();
     writeFileSync(join(ws.root, '.env'), `# settings for the e2e test\nPORT=${port}\nDATA_DIR=./dotenv-data\nHOST=127.0.0.9\n`);
-    const server = startServer({ HOST: '127.0.0.1', PORT: undefined, DATA_DIR: undefined });
+    const server = spawnServer({ HOST: '127.0.0.1', PORT: undefined, DATA_DIR: undefined });
     await server.waitHealthy(`http://127.0.0.1:${port}`);
     expect(existsSync(join(ws.root, 'dotenv-data', 'school-auth.sqlite'))).toBe(true);
     expect(existsSync(ws.dataDir)).toBe(false);
@@ -155,8 +160,8 @@ describe('school-auth serve, over a real socket', { timeout: 120_000 }, () => {
   });
 
   it('stops at once with a non-zero exit on invalid settings, naming every invalid variable', async () => {
-    const one = startServer({ PORT: 'abc' });
-    const two = startServer({ PORT: 'abc', JWT_ALG: 'HS256', DATA_DIR: join(ws.root, 'two') });
+    const one = spawnServer({ PORT: 'abc' });
+    const two = spawnServer({ PORT: 'abc', JWT_ALG: 'HS256', DATA_DIR: join(ws.root, 'two') });
     const [oneExit, twoExit] = await Promise.all([one.waitExit(), two.waitExit()]);
     expect(oneExit.code).not.toBe(0);
     expect(oneExit.code).not.toBeNull();
@@ -175,7 +180,7 @@ describe('school-auth serve, over a real socket', { timeout: 120_000 }, () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', resolve));
     try {
-      const server = startServer({ HOST: '127.0.0.1', PORT: String(port) });
+      const server = spawnServer({ HOST: '127.0.0.1', PORT: String(port) });
       const exit = await server.waitExit();
       expect(exit.code).not.toBe(0);
       expect(exit.code).not.toBeNull();
@@ -226,10 +231,7 @@ describe('school-auth serve, over a real socket', { timeout: 120_000 }, () => {
     await seed.seedAdmin('lincoln-high', 'alice', PASSWORD);
     await seed.close();
 
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const server = startServer({ HOST: '127.0.0.1', PORT: String(port), SHUTDOWN_TIMEOUT: String(shutdownTimeout), ...slow });
-    await server.waitHealthy(base);
+    const { server, base } = await serve({ SHUTDOWN_TIMEOUT: String(shutdownTimeout), ...slow });
 
     const credentials = { school_id: 'lincoln-high', username: 'alice', password: PASSWORD };
     const logins = Array.from({ length: 4 }, (_, index) => postJson(`${base}/admin/auth/login`, credentials, { 'x-request-id': `drain-${index}` }));
@@ -268,10 +270,7 @@ describe('school-auth serve and the command line share one database', { timeout:
     await seed.seedSchool('lincoln-high');
     await seed.seedAdmin('lincoln-high', 'alice', PASSWORD);
     await seed.close();
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const server = startServer({ HOST: '127.0.0.1', PORT: String(port) });
-    await server.waitHealthy(base);
+    const { server, base } = await serve();
 
     const login = await postJson(`${base}/admin/auth/login`, { school_id: 'lincoln-high', username: 'alice', password: PASSWORD });
     expect(login.status).toBe(200);

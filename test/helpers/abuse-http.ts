@@ -1,6 +1,7 @@
 /**
- * Real-socket helpers for the abuse and crash tests: plain HTTP requests with node:http and raw
- * bytes with node:net.
+ * Real-socket helpers for the tests of a served process (abuse, crash, shutdown, management
+ * listener): plain HTTP requests with node:http, each on a fresh connection, and raw bytes with
+ * node:net.
  */
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
@@ -34,6 +35,26 @@ export function send(port: number, path: string, options: HttpOptions = {}): Pro
     req.setTimeout(options.timeoutMs ?? 10_000, () => req.destroy(new Error(`${options.method ?? 'GET'} ${path}: no answer within ${options.timeoutMs ?? 10_000} ms`)));
     req.on('error', reject);
     req.end(options.body);
+  });
+}
+
+/**
+ * One HTTP request to `url` on its own fresh connection (no keep-alive pool), so a test controls
+ * exactly when each connection is opened; no timeout. Rejects on a socket error (e.g. ECONNREFUSED).
+ */
+export function rawRequest(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<HttpAnswer> {
+  return new Promise((resolveAnswer, reject) => {
+    const request = httpRequest(url, { method: options.method ?? 'GET', headers: { connection: 'close', ...options.headers }, agent: false }, (response) => {
+      let body = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      response.once('end', () => resolveAnswer({ status: response.statusCode ?? 0, headers: response.headers, body }));
+      response.once('error', reject);
+    });
+    request.once('error', reject);
+    request.end(options.body);
   });
 }
 

@@ -4,16 +4,22 @@ import { buildApp } from '../../src/app.js';
 import { addAdmin } from '../../src/auth/accounts/admins.js';
 import { addSchool } from '../../src/auth/accounts/schools.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
+import { connect } from '../../src/db/connect.js';
 import type { Dialect } from '../../src/db/database.js';
 import type { AppContext } from '../../src/auth/context.js';
+import { systemClock, type Clock } from '../../src/runtime/clock.js';
 import { closeServices, openServices } from '../../src/services.js';
 import { TestClock } from './clock.js';
 import { createTestDatabase } from './database.js';
 
-export interface TestApp {
+/**
+ * The one way tests build the application in this process, answering through `app.inject()`; a
+ * test that needs a served process calls `startServer()` (ops-server.ts) instead.
+ */
+export interface TestApp<C extends Clock = TestClock> {
   readonly app: FastifyInstance;
   readonly services: AppContext;
-  readonly clock: TestClock;
+  readonly clock: C;
   readonly config: Config;
   close(): Promise<void>;
 }
@@ -23,15 +29,26 @@ export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({ KEY_ACTIVATION_DELAY: '0', ...env });
 }
 
-/** The real application on a fresh migrated database, with a clock the test controls. */
-export async function createTestApp(env: Record<string, string> = {}, dialect: Dialect = 'sqlite', clock = new TestClock()): Promise<TestApp> {
-  const config = testConfig(env);
-  const services = await openServices(config, { clock, database: await createTestDatabase(dialect) });
+/** The SQLite file of a DATA_DIR that the command line under test opens too. */
+export interface DataDirStorage {
+  readonly dataDir: string;
+}
+
+/** The real application on a fresh migrated database of `dialect`, with a clock the test controls. */
+export async function createTestApp(env?: Record<string, string>, dialect?: Dialect, clock?: TestClock): Promise<TestApp>;
+/** The real application on a DATA_DIR's database, opened as `serve` opens it, on the system clock. */
+export async function createTestApp(env: Record<string, string>, storage: DataDirStorage): Promise<TestApp<Clock>>;
+export async function createTestApp(env: Record<string, string> = {}, storage: Dialect | DataDirStorage = 'sqlite', clock?: Clock): Promise<TestApp<Clock>> {
+  const onDataDir = typeof storage !== 'string';
+  const config = testConfig(onDataDir ? { DATA_DIR: storage.dataDir, ...env } : env);
+  const database = onDataDir ? connect(config) : await createTestDatabase(storage);
+  const appClock = clock ?? (onDataDir ? systemClock : new TestClock());
+  const services = await openServices(config, { clock: appClock, database });
   const app = await buildApp(services);
   return {
     app,
     services,
-    clock,
+    clock: appClock,
     config,
     close: async () => {
       await app.close();

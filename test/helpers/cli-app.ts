@@ -1,21 +1,15 @@
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import type { LightMyRequestResponse } from 'fastify';
 import { addAdmin } from '../../src/auth/accounts/admins.js';
 import { addSchool } from '../../src/auth/accounts/schools.js';
-import { loadConfig, type Config } from '../../src/config/config.js';
-import { connect } from '../../src/db/connect.js';
-import type { AppContext } from '../../src/auth/context.js';
-import { closeServices, openServices } from '../../src/services.js';
+import type { Clock } from '../../src/runtime/clock.js';
+import { createTestApp, type TestApp } from './app.js';
 
 /**
  * The real application, in this process, on the SQLite file of a DATA_DIR that the command line
  * under test also uses: logins made here create the sessions and events the CLI lists and ends.
- * It runs on the system clock, like the CLI.
+ * It is `createTestApp` on that DATA_DIR (the system clock, like the CLI), with request helpers.
  */
-export interface InProcessApp {
-  readonly app: FastifyInstance;
-  readonly services: AppContext;
-  readonly config: Config;
+export interface InProcessApp extends TestApp<Clock> {
   seedSchool(schoolId: string, name?: string): Promise<void>;
   seedAdmin(schoolId: string, username: string, password: string): Promise<void>;
   login(credentials: LoginCredentials, client?: ClientInfo): Promise<LightMyRequestResponse>;
@@ -24,7 +18,6 @@ export interface InProcessApp {
   refresh(refreshToken: string): Promise<LightMyRequestResponse>;
   logout(refreshToken: string, client?: ClientInfo): Promise<LightMyRequestResponse>;
   me(accessToken: string): Promise<LightMyRequestResponse>;
-  close(): Promise<void>;
 }
 
 export interface LoginCredentials {
@@ -39,9 +32,8 @@ export interface ClientInfo {
 }
 
 export async function openInProcessApp(dataDir: string, env: Record<string, string> = {}): Promise<InProcessApp> {
-  const config = loadConfig({ DATA_DIR: dataDir, KEY_ACTIVATION_DELAY: '0', ...env });
-  const services = await openServices(config, { database: connect(config) });
-  const app = await buildApp(services);
+  const base = await createTestApp(env, { dataDir });
+  const { app, services } = base;
 
   const post = (url: string, body: unknown, client: ClientInfo = {}) =>
     app.inject({
@@ -55,9 +47,7 @@ export async function openInProcessApp(dataDir: string, env: Record<string, stri
   const login = (credentials: LoginCredentials, client?: ClientInfo) => post('/admin/auth/login', credentials, client);
 
   return {
-    app,
-    services,
-    config,
+    ...base,
     seedSchool: async (schoolId, name) => {
       await addSchool(services, schoolId, name);
     },
@@ -73,9 +63,5 @@ export async function openInProcessApp(dataDir: string, env: Record<string, stri
     refresh: (refreshToken) => post('/auth/refresh', { refresh_token: refreshToken }),
     logout: (refreshToken, client) => post('/auth/logout', { refresh_token: refreshToken }, client),
     me: (accessToken) => app.inject({ method: 'GET', url: '/admin/auth/me', headers: { authorization: `Bearer ${accessToken}` } }),
-    close: async () => {
-      await app.close();
-      await closeServices(services);
-    },
   };
 }

@@ -1,16 +1,18 @@
+/**
+ * The one way a test has a served process answering: `startServer()` runs the compiled service
+ * (`npm run build` first) on a free port and resolves once GET /healthz answers, by default in a
+ * fresh temporary working directory holding its SQLite DATA_DIR. `cleanupOps()` kills every server
+ * and command started here and removes those directories; `seedWithCli` and `loginHttp` drive it.
+ * A process that may never become healthy is started with `ServerProcess` (server-process.ts).
+ */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { runCli, type CliResult, type RunOptions } from './cli-run.js';
 import { freePort } from './free-port.js';
-import { serveOnFreePort, type Exit } from './server-process.js';
+import { ServerProcess, type Exit } from './server-process.js';
 
-/**
- * Operations tests drive the REAL compiled service (`npm run build` first): `node dist/cli/main.js`
- * as child processes, each with its own temporary working directory and SQLite DATA_DIR.
- */
 export { CLI_MAIN, REPO_ROOT, childEnv as serviceEnv } from './cli-run.js';
 
 export type { CliResult };
@@ -37,13 +39,18 @@ export function tempDir(prefix = 'school-auth-ops-'): string {
 
 export interface RunningServer {
   readonly port: number;
+  /** http://127.0.0.1:<port>, where it answered GET /healthz. */
   readonly url: string;
-  /** The management listener (/metrics, /healthz, /readyz) on 127.0.0.1. */
+  /** The management listener (/metrics, /healthz, /readyz): 127.0.0.1, the free port chosen, unless `env` sets them. */
   readonly managementUrl: string;
-  /** The working directory of the server and of `cli()`; DATA_DIR is inside it. */
+  /** The working directory of the server and of `cli()`; `.env` and a relative DATA_DIR are read there. */
   readonly cwd: string;
+  /** Where DATA_DIR points (a DATA_DIR from a `.env` aside). */
   readonly dataDir: string;
-  readonly env: Record<string, string>;
+  /** Its settings, HOST and PORT included; undefined: removed from the environment. */
+  readonly env: Record<string, string | undefined>;
+  /** The process itself: `stop()`, `logLines()`, `requestLines()`. */
+  readonly server: ServerProcess;
   readonly child: ChildProcess;
   /** Everything the server wrote so far. */
   stdout(): string;
@@ -54,29 +61,45 @@ export interface RunningServer {
   exited: Promise<Exit>;
 }
 
+export interface ServeOptions {
+  /** The working directory: a fresh temporary one, removed by `cleanupOps()`, when omitted. */
+  readonly cwd?: string;
+  /** How long to wait for GET /healthz (30 s). */
+  readonly startTimeoutMs?: number;
+}
+
 /**
- * Starts `node dist/cli/main.js serve` on a free port with a temporary DATA_DIR; resolves once it
- * answers GET /healthz. Rejects with the server's output when it exits or does not come up.
+ * Starts `node dist/cli/main.js serve` on a free port of 127.0.0.1 (HOST and PORT are set here)
+ * and resolves once it answers GET /healthz; kills it and rejects with its output when it exits or
+ * does not come up in time. `env` goes over DATA_DIR=<cwd>/data, a free MANAGEMENT_PORT and
+ * KEY_ACTIVATION_DELAY=0; a variable given as undefined is removed (the service's default applies).
  */
-export async function startServer(extraEnv: Record<string, string> = {}, options: { cwd?: string; startTimeoutMs?: number } = {}): Promise<RunningServer> {
+export async function startServer(env: Record<string, string | undefined> = {}, options: ServeOptions = {}): Promise<RunningServer> {
   const cwd = options.cwd ?? tempDir();
-  const dataDir = join(cwd, 'data');
   const managementPort = await freePort();
-  const settings = { DATA_DIR: dataDir, MANAGEMENT_PORT: String(managementPort), KEY_ACTIVATION_DELAY: '0', ...extraEnv };
-  const { server, port, url } = await serveOnFreePort({ cwd, env: settings, timeoutMs: options.startTimeoutMs ?? 20_000 });
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const settings = { DATA_DIR: join(cwd, 'data'), MANAGEMENT_PORT: String(managementPort), KEY_ACTIVATION_DELAY: '0', ...env, HOST: '127.0.0.1', PORT: String(port) };
+  const server = ServerProcess.start({ cwd, env: settings });
   track(server.child);
-  const env: Record<string, string> = { ...settings, PORT: String(port), HOST: '127.0.0.1' };
+  try {
+    await server.waitHealthy(url, options.startTimeoutMs);
+  } catch (error) {
+    server.kill();
+    throw error;
+  }
   return {
     port,
     url,
     managementUrl: `http://127.0.0.1:${managementPort}`,
     cwd,
-    dataDir,
-    env,
+    dataDir: resolve(cwd, settings.DATA_DIR ?? 'data'),
+    env: settings,
+    server,
     child: server.child,
     stdout: () => server.stdout,
     stderr: () => server.stderr,
-    cli: (args, cliOptions = {}) => runTracked(args, { cwd, env: { ...env, ...cliOptions.env }, input: cliOptions.input }),
+    cli: (args, cliOptions = {}) => runTracked(args, { cwd, env: { ...settings, ...cliOptions.env }, input: cliOptions.input }),
     exited: server.exited,
   };
 }
@@ -99,32 +122,6 @@ export async function cleanupOps(): Promise<void> {
   children.clear();
   for (const dir of directories) rmSync(dir, { recursive: true, force: true });
   directories.clear();
-}
-
-export interface HttpAnswer {
-  readonly status: number;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: string;
-}
-
-/**
- * One HTTP request on its own fresh connection (no keep-alive pool), so a test controls exactly
- * when each connection is opened. Rejects on a socket error (e.g. ECONNREFUSED).
- */
-export function rawRequest(
-  url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<HttpAnswer> {
-  return new Promise((resolveAnswer, reject) => {
-    const request = httpRequest(url, { method: options.method ?? 'GET', headers: { connection: 'close', ...options.headers }, agent: false }, (response) => {
-      let body = '';
-      response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-      response.once('end', () => resolveAnswer({ status: response.statusCode ?? 0, headers: response.headers, body }));
-      response.once('error', reject);
-    });
-    request.once('error', reject);
-    request.end(options.body);
-  });
 }
 
 /** The seeded school and admin of a scenario. */

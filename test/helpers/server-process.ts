@@ -1,12 +1,17 @@
 /**
- * The one way tests start the compiled service as a process (`npm run build` first): `node
- * dist/cli/main.js serve`, or another command through `launch()`, with a clean environment, its
- * output collected, stopped by a signal.
+ * The one way tests spawn the compiled service (`npm run build` first): `ServerProcess.start()`
+ * runs `node dist/cli/main.js serve`, `launch()` another command (`npm start`, a Dockerfile's or a
+ * systemd unit's command line, `events follow`), with a clean environment, its output collected,
+ * stopped by a signal.
+ *
+ * Which to use: a test that needs a server answering calls `startServer()` (ops-server.ts), which
+ * starts it here on a free port and resolves once GET /healthz answers. `start()` and `launch()`
+ * are for tests that watch a process that may never become healthy or must be started exactly so:
+ * start failures, signals and kills, another command, HOST, port or `.env` under test.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CLI_MAIN, childEnv, isRunning } from './cli-run.js';
-import { freePort } from './free-port.js';
 import { parseLogLines, type LogLine } from './log-lines.js';
 
 export interface Exit {
@@ -19,30 +24,6 @@ export interface StartOptions {
   readonly cwd?: string;
   /** Added to a clean environment (undefined removes a variable). */
   readonly env: Record<string, string | undefined>;
-}
-
-/** A server started by `serveOnFreePort`, answering on `url`. */
-export interface Listening {
-  readonly server: ServerProcess;
-  readonly port: number;
-  readonly url: string;
-}
-
-/**
- * Starts `serve` on a free port of 127.0.0.1 (HOST and PORT set here) and resolves once it answers
- * GET /healthz; kills it and rejects with its output when it exits or does not come up in time.
- */
-export async function serveOnFreePort(options: StartOptions & { readonly timeoutMs?: number }): Promise<Listening> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const server = ServerProcess.start({ cwd: options.cwd, env: { ...options.env, HOST: '127.0.0.1', PORT: String(port) } });
-  try {
-    await server.waitHealthy(url, options.timeoutMs);
-  } catch (error) {
-    server.kill();
-    throw error;
-  }
-  return { server, port, url };
 }
 
 /** A server as a child process; `stdout` and `stderr` hold everything it wrote so far. */

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { cleanupOps, loginHttp, rawRequest, seedWithCli, startServer } from '../helpers/ops-server.js';
+import { rawRequest } from '../helpers/abuse-http.js';
+import { cleanupOps, loginHttp, seedWithCli, startServer } from '../helpers/ops-server.js';
 import { parseExposition, valueOf } from '../helpers/ops-prometheus.js';
 
 // The metrics say how logins fare to whoever can read them: a fresh install serves them only on

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli-run.js';
 import { TEST_DIALECTS, createPostgresDatabase } from '../helpers/database.js';
-import { serveOnFreePort, type Listening } from '../helpers/server-process.js';
+import { cleanupOps, startServer, type RunningServer } from '../helpers/ops-server.js';
 
 async function cli(args: string[], env: Record<string, string>): Promise<string> {
   const result = await runCli(args, { cwd: process.cwd(), env });
@@ -13,7 +13,7 @@ async function cli(args: string[], env: Record<string, string>): Promise<string>
   return result.stdout;
 }
 
-function failedLogin(server: Listening, username: string): Promise<Response> {
+function failedLogin(server: RunningServer, username: string): Promise<Response> {
   return fetch(`${server.url}/admin/auth/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -25,20 +25,21 @@ function failedLogin(server: Listening, username: string): Promise<Response> {
 describe.runIf(TEST_DIALECTS.includes('postgres'))('the audit sealer with two instances on one PostgreSQL', () => {
   let database: Awaited<ReturnType<typeof createPostgresDatabase>>;
   let env: Record<string, string>;
-  let servers: Listening[] = [];
+  let servers: RunningServer[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'school-auth-audit-'));
 
   beforeAll(async () => {
     database = await createPostgresDatabase();
     env = { DATABASE_URL: database.url, LOGIN_THROTTLE: 'off', AUDIT_SEAL_INTERVAL: '1', ISSUER: 'https://auth.test' };
     // LOG_LEVEL=warn: checkpoint lines are written all the same.
-    servers = await Promise.all([0, 1].map(() => serveOnFreePort({ env: { ...env, LOG_LEVEL: 'warn' }, timeoutMs: 20_000 })));
+    servers = await Promise.all([0, 1].map(() => startServer({ ...env, LOG_LEVEL: 'warn' })));
     await cli(['school', 'add', 'lincoln'], env);
   }, 60_000);
 
   afterAll(async () => {
     await Promise.all(servers.map(({ server }) => server.stop()));
     await database?.drop();
+    await cleanupOps();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -2,7 +2,7 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli-run.js';
 import { TEST_DIALECTS, createPostgresDatabase } from '../helpers/database.js';
-import { serveOnFreePort, type Listening } from '../helpers/server-process.js';
+import { cleanupOps, startServer, type RunningServer } from '../helpers/ops-server.js';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -23,8 +23,8 @@ async function post(url: string, body: unknown): Promise<{ status: number; body:
 describe.runIf(TEST_DIALECTS.includes('postgres'))('two instances on one PostgreSQL', () => {
   let database: Awaited<ReturnType<typeof createPostgresDatabase>>;
   let env: Record<string, string>;
-  let a: Listening;
-  let b: Listening;
+  let a: RunningServer;
+  let b: RunningServer;
 
   beforeAll(async () => {
     database = await createPostgresDatabase();
@@ -37,7 +37,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('two instances on one Postgre
       ISSUER: 'https://auth.test',
     };
     // Both start at once on an empty database: the migration lock lets exactly one migrate.
-    const serve = () => serveOnFreePort({ env: { ...env, LOG_LEVEL: 'warn' }, timeoutMs: 20_000 });
+    const serve = () => startServer({ ...env, LOG_LEVEL: 'warn' });
     [a, b] = await Promise.all([serve(), serve()]);
     await cli(['school', 'add', 'lincoln'], env);
     await cli(['admin', 'add', '--school', 'lincoln', '--username', 'alice', '--password-stdin'], env, PASSWORD);
@@ -46,9 +46,10 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('two instances on one Postgre
   afterAll(async () => {
     await Promise.all([a?.server.stop(), b?.server.stop()]);
     await database?.drop();
+    await cleanupOps();
   });
 
-  async function login(server: Listening) {
+  async function login(server: RunningServer) {
     const answer = await post(`${server.url}/admin/auth/login`, { school_id: 'lincoln', username: 'alice', password: PASSWORD });
     expect(answer.status).toBe(200);
     return answer.body as { access_token: string; refresh_token: string };

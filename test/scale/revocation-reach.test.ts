@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAccessTokenVerifier } from '../../src/verifier/index.js';
 import { ok, Workspace } from '../helpers/cli-workspace.js';
 import { TEST_DIALECTS, createPostgresDatabase } from '../helpers/database.js';
-import { freePort } from '../helpers/free-port.js';
-import { ServerProcess } from '../helpers/server-process.js';
+import { startServer } from '../helpers/ops-server.js';
+import type { ServerProcess } from '../helpers/server-process.js';
 
 const PASSWORD = 'correct horse battery staple';
 const ISSUER = 'https://auth.school.test';
@@ -26,12 +26,9 @@ afterEach(async () => {
 
 async function instance(env: Record<string, string>): Promise<string> {
   ws ??= new Workspace();
-  const port = await freePort();
-  const server = ServerProcess.start({ cwd: ws.root, env: { DATA_DIR: ws.dataDir, HOST: '127.0.0.1', PORT: String(port), ...env } });
+  const { server, url } = await startServer(env, { cwd: ws.root });
   servers.push(server);
-  const base = `http://127.0.0.1:${port}`;
-  await server.waitHealthy(base);
-  return base;
+  return url;
 }
 
 async function signIn(base: string): Promise<{ access_token: string; refresh_token: string }> {

@@ -1,5 +1,6 @@
 import { afterAll, describe, it } from 'vitest';
-import { OPS_SCHOOL, OPS_USERNAME, cleanupOps, rawRequest, seedWithCli, sleep, startServer, type HttpAnswer } from '../helpers/ops-server.js';
+import { rawRequest, type HttpAnswer } from '../helpers/abuse-http.js';
+import { OPS_SCHOOL, OPS_USERNAME, cleanupOps, seedWithCli, sleep, startServer } from '../helpers/ops-server.js';
 
 // The tests run concurrently, each with its own server; leftovers are killed at the end.
 afterAll(cleanupOps);
