@@ -7,8 +7,8 @@ import type { SessionsTable } from '../schema/sessions.js';
 /**
  * When a session may still be used, stated twice, side by side: once over a row that was read
  * (isSessionAlive, which decides every answer) and once as SQL (sessionAliveSql, which decides
- * which token a PostgreSQL rotation consumes in the same statement that reads it). The tests of
- * rotateRefreshToken and of POST /auth/refresh hold the two to the same edges.
+ * which token a PostgreSQL rotation consumes in the same statement that reads it).
+ * test/db/session-liveness.test.ts holds the two equal on every edge, on both databases.
  */
 
 /** The columns that decide whether a session is alive, as a select list over SESSIONS_WITH_OWNER. */
