@@ -21,7 +21,8 @@ const { values, positionals } = parseArgs({
   options: { 'warm-up': { type: 'string' }, window: { type: 'string' }, windows: { type: 'string', default: '3' }, limit: { type: 'boolean', default: false } },
   allowPositionals: true,
 });
-const [tree, scenario = 'refresh'] = positionals;
+// With --limit the first word is the scenario: there is no tree.
+const [tree, scenario = 'refresh'] = values.limit ? [undefined, ...positionals] : positionals;
 if ((tree === undefined && !values.limit) || WINDOWS[scenario] === undefined || (values.limit && scenario === 'idle')) {
   process.stderr.write('usage: node bench/instructions.mjs <tree> [refresh|rotation|invalid|login|idle] [--warm-up=N] [--window=N] [--windows=3]\n       node bench/instructions.mjs --limit refresh|rotation|invalid|login\n');
   process.exit(2);
