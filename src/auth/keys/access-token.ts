@@ -5,7 +5,7 @@ import { nowSeconds } from '../../runtime/clock.js';
 import type { Config } from '../../config/config.js';
 import { AppError } from '../../errors.js';
 import { ACCESS_TOKEN_TYPE } from '../../verifier/access-token-type.js';
-import { signJwt, signJwtAlone } from './jws.js';
+import { signJwt } from './jws.js';
 import { PASSWORD_ONLY, type Acr, type Assurance } from './assurance.js';
 import type { SigningKeys } from './signing-keys.js';
 import { assertTokenLifetime } from '../../verifier/token-lifetime.js';
@@ -33,17 +33,12 @@ export interface AccessTokenClaims {
 
 type TokenConfig = Pick<Config, 'issuer' | 'audience' | 'accessTokenTtl'>;
 
-/**
- * Signs an RFC 9068 access token with the active key: on the signing thread, batched with the
- * turn's other signatures (refreshes), or, `alone`, as signJwtAlone decides (a session's first
- * token).
- */
+/** Signs an RFC 9068 access token with the active key, on the signing thread (jws.ts). */
 export async function issueAccessToken(
   keys: SigningKeys,
   config: TokenConfig,
   clock: Clock,
   subject: AccessTokenSubject,
-  alone = false,
 ): Promise<{ token: string; expiresIn: number }> {
   const signer = await keys.signer();
   const iat = nowSeconds(clock);
@@ -60,7 +55,7 @@ export async function issueAccessToken(
     acr: subject.assurance.acr,
     amr: [...subject.assurance.amr],
   };
-  const token = await (alone ? signJwtAlone(signer, claims) : signJwt(signer, claims));
+  const token = await signJwt(signer, claims);
   return { token, expiresIn: config.accessTokenTtl };
 }
 

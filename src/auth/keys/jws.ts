@@ -1,4 +1,4 @@
-import { sign, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { SigningThread } from './signing-thread.js';
 
 /** A private key ready to sign compact JWS: the header is encoded once, not per token. */
@@ -26,28 +26,6 @@ const signingThread = new SigningThread();
  */
 export function signJwt(signer: JwsSigner, claims: Record<string, unknown>): Promise<string> {
   return signingThread.sign(signer.privateKey, digestOf(signer.alg), signingInputOf(signer, claims));
-}
-
-/**
- * Signs on the calling thread, at once: for a signature that comes alone (a session's first token,
- * after its password hash or its IdP's answer), where waking the signing thread for it would cost
- * more than the signature itself. Same input, same key, same output as signJwt.
- */
-export function signJwtHere(signer: JwsSigner, claims: Record<string, unknown>): string {
-  const input = signingInputOf(signer, claims);
-  // JWS wants the raw r||s form of an ECDSA signature, not DER (RFC 7518 §3.4), as in signing-worker.js.
-  const signature = sign(digestOf(signer.alg), Buffer.from(input), { key: signer.privateKey, dsaEncoding: 'ieee-p1363' });
-  return `${input}.${signature.toString('base64url')}`;
-}
-
-/**
- * A signature that comes alone: ES256 and EdDSA here at once, cheaper than waking the thread;
- * RS256, many times dearer, still on the signing thread, so that a login storm does not hold the
- * event loop (bench/README.md).
- */
-export function signJwtAlone(signer: JwsSigner, claims: Record<string, unknown>): Promise<string> {
-  if (signer.alg === 'RS256') return signJwt(signer, claims);
-  return Promise.resolve(signJwtHere(signer, claims));
 }
 
 function signingInputOf(signer: JwsSigner, claims: Record<string, unknown>): string {

@@ -76,9 +76,8 @@ export async function startSession(
     await recordEvent(deps.db, deps.clock, context, { type: 'login.failure', ...aboutAdmin(admin), detail: 'sessions_ended_meanwhile' });
     throw new AppError('LOGIN_REFUSED');
   }
-  // Alone: sign-ins come one at a time, each after a hash or an IdP's answer (signJwtAlone).
   const subject = { adminId: admin.id, schoolId: admin.school_id, username: admin.username, sessionId, assurance };
-  const access = await issueAccessToken(deps.keys, deps.config, deps.clock, subject, true);
+  const access = await issueAccessToken(deps.keys, deps.config, deps.clock, subject);
   return {
     accessToken: access.token,
     expiresIn: access.expiresIn,
