@@ -11,7 +11,8 @@ const groups = new WeakMap<Db, TurnBatch<Work<unknown>, unknown>>();
 /**
  * Runs `work` atomically, and settles once it is committed. On SQLite the works queued during one
  * turn of the event loop share one transaction (group commit): a commit appends to the WAL and
- * takes the file locks once for all of them, which costs more than a rotation's statements.
+ * takes the file locks once for all of them, which costs more than a rotation's statements
+ * (bench/README.md, the ledger).
  * If any work of a group fails, or the commit does, the whole group is rolled back and each of
  * its works runs again in a transaction of its own, so a failing work fails alone and the others
  * commit. `work` may therefore run twice: it must act only through `trx`, and resolve to a value

@@ -17,7 +17,8 @@ function nameOf(text: string): string | undefined {
 /**
  * Hands Kysely the pool's connections with one change, below every call site: data statements
  * run as named prepared statements, so PostgreSQL parses and plans each text once per connection
- * instead of once per request (planning a four-table join costs more than running it). Names are
+ * instead of once per request (planning a four-table join costs more than running it;
+ * bench/README.md, the ledger). Names are
  * remembered per pool, bounded like the SQLite statement cache.
  */
 export function withNamedStatements(pool: pg.Pool): PostgresPool {

@@ -35,9 +35,10 @@ export class BetterSqliteDriver implements Driver {
    * The read-only statements asked for during one turn, run together in one read transaction: in
    * WAL mode every transaction takes and gives back the WAL's read lock with system calls that cost
    * several times what one of our indexed reads does, and each statement outside a transaction is a
-   * transaction. A read runs after it was asked for, on a snapshot no older than its asking; a
-   * write of this process runs wholly before a batch or wholly after it (the batch is synchronous
-   * once it holds the connection), so a read sees every write that finished before it was asked.
+   * transaction (bench/README.md, the ledger). A read runs after it was asked for, on a snapshot no
+   * older than its asking; a write of this process runs wholly before a batch or wholly after it
+   * (the batch is synchronous once it holds the connection), so a read sees every write that
+   * finished before it was asked.
    */
   readonly #reads: TurnBatch<CompiledQuery, QueryResult<unknown>>;
   #held = false;

@@ -19,12 +19,12 @@ export interface Checkpointer {
 }
 
 /**
- * Runs SQLite's WAL checkpoints on a thread of their own. Left to SQLite, the connection that
- * commits the 1000th page copies the WAL into the database file and syncs both, on the event
- * loop: a stall of every request every few hundred writes. Here the copy and its fsyncs happen
- * beside the event loop, `intervalMs` after a write of this server. A quiet server wakes nothing:
- * the thread waits for a message, and a write sends one only when none is pending (the shared
- * flag), so a busy server sends at most one an interval. Writes of other processes (the CLI)
+ * Runs SQLite's WAL checkpoints on a thread of their own (bench/README.md, the ledger). Left to
+ * SQLite, the connection that commits the 1000th page copies the WAL into the database file and
+ * syncs both, on the event loop: a stall of every request every few hundred writes. Here the copy
+ * and its fsyncs happen beside the event loop, `intervalMs` after a write of this server. A quiet
+ * server wakes nothing: the thread waits for a message, and a write sends one only when none is
+ * pending (the shared flag), so a busy server sends at most one an interval. Writes of other processes (the CLI)
  * reach the database file with this server's next write, or by SQLite's own checkpoint.
  *
  * The worker is the compiled `wal-checkpoint-worker.js` next to this module, so this only runs

@@ -37,7 +37,8 @@ interface Thread {
 }
 
 /**
- * Access tokens are signed on one thread of their own, beside the event loop. The signatures asked
+ * Access tokens are signed on one thread of their own, beside the event loop, on the machine's
+ * second core (bench/README.md, the ledger). The signatures asked
  * for during one turn of the event loop go to it in messages of at most BATCH_AT jobs, each
  * answered as one, so the event loop pays one hand-off and one wake-up per message rather than
  * one per token (a refresh under load shares its turn with a dozen others). The thread holds each

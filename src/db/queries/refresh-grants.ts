@@ -32,7 +32,8 @@ const grantsByHashes = precompiled(
 /**
  * Each PostgreSQL handle's batch of grant lookups (never a transaction's: it has one connection of
  * its own): one statement for the turn's lookups, since PostgreSQL starts one transaction, one
- * executor and one round trip for all of them, which cost more than the index scans themselves.
+ * executor and one round trip for all of them, which cost more than the index scans themselves
+ * (bench/README.md, the ledger).
  * A hash asked for twice gets the same row; the statement failing fails every lookup it carried.
  */
 const batches = new WeakMap<Db, TurnBatch<string, RefreshGrant | undefined>>();

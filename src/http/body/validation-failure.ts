@@ -6,7 +6,7 @@ import { jsonInvalidBody, jsonInvalidItem, type ValidationItem } from './fastapi
  *
  * Fastify answers through the error handler only what is `instanceof Error`, hence the prototype
  * chain below; it is not built by Error's constructor, because capturing a stack is the largest
- * cost of a 422, the cheapest answer any client can provoke (bench/README.md has the paired runs).
+ * cost of a 422, the cheapest answer any client can provoke (bench/README.md, the ledger).
  */
 export class ValidationFailure {
   readonly name = 'ValidationFailure';
