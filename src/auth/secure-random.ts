@@ -7,7 +7,8 @@ let offset = POOL_SIZE;
 /**
  * `size` bytes from the CSPRNG (OpenSSL's, as `randomBytes`), drawn from a buffer refilled 4 KiB
  * at a time. Every call into the generator costs the same whatever its size (a system call among
- * it, OpenSSL's fork check), and a rotation draws twice; Node's own `randomUUID` pools the same way (bench/README.md, the ledger).
+ * it, OpenSSL's fork check), and a rotation draws twice; Node's own `randomUUID` pools the same
+ * way (bench/README.md, the ledger).
  * Invariants: each byte is handed out once and wiped from the pool as it is, so the pool never
  * holds a value already in use; the caller's buffer has an ArrayBuffer of its own, of exactly
  * `size` bytes (a view into a shared slab would hand out other bytes through `.buffer`).
