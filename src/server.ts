@@ -10,6 +10,7 @@ import { connect } from './db/connect.js';
 import { describeDatabase } from './db/database-target.js';
 import { PACKAGE_VERSION } from './package-version.js';
 import { startSealer } from './auth/audit/sealer-loop.js';
+import { startDelivery } from './delivery/delivery-loop.js';
 
 interface Listener {
   readonly host: string;
@@ -38,7 +39,7 @@ async function listen(app: FastifyInstance, listener: Listener): Promise<void> {
 
 /**
  * Starts the service: open and migrate the database, build the public app and the management
- * app, start the audit sealer, listen on both. SIGTERM and SIGINT stop accepting, let in-flight
+ * app, start the audit sealer and the notification delivery, listen on both. SIGTERM and SIGINT stop accepting, let in-flight
  * requests finish (bounded by SHUTDOWN_TIMEOUT), stop the sealer after its batch, close the database and exit 0 (see exitOnSignals).
  */
 export async function serve(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<FastifyInstance> {
@@ -50,9 +51,10 @@ export async function serve(config: Config, logger: Logger = createLogger(config
   const app = await buildApp(services);
   const management = config.management === undefined ? undefined : await buildManagementApp(services, app);
   const sealer = startSealer(services, config.auditSealInterval);
+  const delivery = startDelivery(services, services.outbox);
   const close = async () => {
     await Promise.all([app.close(), management?.close()]);
-    await sealer.stop();
+    await Promise.all([sealer.stop(), delivery.stop()]);
     await closeServices(services);
   };
   try {

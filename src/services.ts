@@ -16,6 +16,7 @@ import { DatabaseOutageWatch } from './db/outage-watch.js';
 import { checkReachable } from './db/open-problem.js';
 import { requireMigrated } from './db/require-migrated.js';
 import type { Logger } from './runtime/logger.js';
+import { OutboxCounts } from './delivery/outbox-counts.js';
 
 interface OpenOptions {
   readonly clock?: Clock;
@@ -53,7 +54,7 @@ export async function openServices(config: Config, options: OpenOptions = {}): P
     if (prepare === 'server') await hasher.matchDummyTo(await commonStoredHashParams(database.db));
     const logger = options.logger ?? pino({ level: 'silent' });
     const databaseOutage = new DatabaseOutageWatch({ database, clock, logger });
-    return { database, db: database.db, config, clock, hasher, keys, sealedSecrets: new SealedSecretWatch(), databaseOutage, logger };
+    return { database, db: database.db, config, clock, hasher, keys, sealedSecrets: new SealedSecretWatch(), databaseOutage, logger, outbox: new OutboxCounts() };
   } catch (error) {
     await database.close();
     throw error;

@@ -6,6 +6,7 @@ import type { SigningKeys } from './keys/signing-keys.js';
 import type { Database, Db } from '../db/database.js';
 import type { DatabaseOutageWatch } from '../db/outage-watch.js';
 import type { Logger } from '../runtime/logger.js';
+import type { OutboxCounts } from '../delivery/outbox-counts.js';
 
 /**
  * The one bag of dependencies, built once by the server or a CLI command and passed down, so
@@ -24,4 +25,6 @@ export interface AppContext {
   /** Whether requests are being refused because the database is unavailable; logs each outage once. */
   readonly databaseOutage: DatabaseOutageWatch;
   readonly logger: Logger;
+  /** What this instance's notification deliveries came to, for /metrics. */
+  readonly outbox: OutboxCounts;
 }

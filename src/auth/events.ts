@@ -2,6 +2,7 @@ import { userInfo } from 'node:os';
 import type { Clock } from '../runtime/clock.js';
 import type { Db } from '../db/database.js';
 import { insertEvent } from '../db/queries/events.js';
+import { enqueueNotifications } from './notifications.js';
 
 export type EventType =
   | 'login.success'
@@ -40,7 +41,14 @@ export type EventType =
   | 'sso.unlinked'
   | 'sso.logout'
   | 'sso.configured'
-  | 'sso.removed';
+  | 'sso.removed'
+  | 'login.new_address'
+  | 'mfa.recovery_code_used'
+  | 'admin.email_changed'
+  | 'webhook.added'
+  | 'webhook.removed'
+  | 'webhook.secret_rotated'
+  | 'outbox.dropped';
 
 /** Who did it and from where: the request context of an audited action. */
 export interface RequestContext {
@@ -101,10 +109,13 @@ export function onEventRecorded(listener: () => void): () => void {
   return () => void recorded.delete(listener);
 }
 
+/**
+ * Appends to the audit trail and writes the notifications the event sends (auth/notifications.ts)
+ * through the same `db`: inside the caller's transaction, both commit with the change or neither does.
+ */
 export async function recordEvent(db: Db, clock: Clock, context: RequestContext, entry: AuditEntry): Promise<void> {
-  await insertEvent(db, {
-    at: clock.now(),
-    type: entry.type,
+  const at = clock.now();
+  const stored = {
     school_id: bounded(entry.schoolId, STORED_TEXT_LIMITS.schoolId),
     username: bounded(entry.username, STORED_TEXT_LIMITS.username),
     admin_id: entry.adminId ?? null,
@@ -112,6 +123,8 @@ export async function recordEvent(db: Db, clock: Clock, context: RequestContext,
     ip: context.ip,
     user_agent: bounded(context.userAgent, STORED_TEXT_LIMITS.userAgent),
     detail: entry.detail ?? null,
-  });
+  };
+  await insertEvent(db, { at, type: entry.type, ...stored });
+  await enqueueNotifications(db, at, { type: entry.type, timestamp: new Date(at).toISOString(), data: stored });
   for (const listener of recorded) listener();
 }

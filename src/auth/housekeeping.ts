@@ -12,8 +12,14 @@ import { MFA_THROTTLE, NEW_ADDRESSES } from './mfa/second-factor-throttle.js';
 import { pruneAuditTrail } from './audit/prune-trail.js';
 import { pruneSsoRows } from '../db/queries/sso-login-codes.js';
 import { CALLBACK_FAILURE_WINDOW } from './sso/callback.js';
+import { deleteFinishedMessages } from '../db/queries/outbox.js';
+import { deleteStaleSignInAddresses } from '../db/queries/sign-in-addresses.js';
 
 const DAY = 86_400;
+/** Delivered, dead and dropped messages stay listed by `webhooks deliveries` this long. */
+export const FINISHED_MESSAGE_DAYS = 30;
+/** An address an admin has not signed in from for this long is new again. */
+export const SIGN_IN_ADDRESS_DAYS = 365;
 
 interface PruneOptions {
   /** Ended sessions are kept this long for `sessions list`, then deleted. */
@@ -47,5 +53,7 @@ export async function prune(deps: Pick<AppContext, 'db' | 'clock' | 'config'>, o
     // password; once its window is over it refuses nothing more.
     mfaThrottle: await deleteStaleMfaThrottle(deps.db, now - MFA_THROTTLE.perAddress.window, NEW_ADDRESSES),
     ssoRows: await pruneSsoRows(deps.db, now, CALLBACK_FAILURE_WINDOW),
+    messages: await deleteFinishedMessages(deps.db, (now - FINISHED_MESSAGE_DAYS * DAY) * 1000),
+    signInAddresses: await deleteStaleSignInAddresses(deps.db, now - SIGN_IN_ADDRESS_DAYS * DAY),
   };
 }

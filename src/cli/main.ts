@@ -24,6 +24,7 @@ import { registerSchoolCommands } from './commands/schools.js';
 import { registerSessionCommands } from './commands/sessions.js';
 import { OperatorCommand } from './operator-command.js';
 import { registerSsoCommands } from './commands/sso.js';
+import { registerWebhookCommands } from './commands/webhooks.js';
 import { say } from './run.js';
 
 const program = new OperatorCommand('school-auth')
@@ -66,6 +67,7 @@ registerSchoolCommands(program);
 registerAdminCommands(program);
 registerSessionCommands(program);
 registerSsoCommands(program);
+registerWebhookCommands(program);
 registerKeyCommands(program);
 registerEventCommands(program);
 registerConfigCommands(program);

@@ -4,6 +4,7 @@ import { defaultIssuer, issuerProblem } from './issuer.js';
 import { readKeyEncryptionKey, type KeyEncryptionKey } from './key-encryption-key.js';
 import { readSsoUrls, type SsoConfig } from './sso.js';
 import { readWebauthnConfig, type WebauthnConfig } from './webauthn.js';
+import { readNotificationsConfig, type NotificationsConfig } from './notifications.js';
 
 export type JwtAlg = 'ES256' | 'EdDSA' | 'RS256';
 type SqliteSynchronous = 'NORMAL' | 'FULL';
@@ -56,6 +57,8 @@ export interface Config {
   readonly webauthn: WebauthnConfig | undefined;
   /** Single sign-on (PUBLIC_URL, SSO_*). */
   readonly sso: SsoConfig;
+  /** E-mail notifications and webhooks (SMTP_*, WEBHOOK_*). */
+  readonly notifications: NotificationsConfig;
 }
 
 /** Brute-force throttling, in the layers of docs/design.md ("Brute force"); counts are failures, times are seconds. */
@@ -185,6 +188,17 @@ function readWebauthn(read: Reader): WebauthnConfig | undefined {
   return config;
 }
 
+function readNotifications(read: Reader): NotificationsConfig {
+  const { config, problems } = readNotificationsConfig({
+    smtpUrl: read.optional('SMTP_URL'),
+    smtpFrom: read.optional('SMTP_FROM'),
+    allowPrivate: read.optional('WEBHOOK_ALLOW_PRIVATE'),
+    allowHttpLoopback: read.bool('WEBHOOK_ALLOW_HTTP_LOOPBACK', false),
+  });
+  read.problems.push(...problems);
+  return config;
+}
+
 function readSso(read: Reader, issuer: string): SsoConfig {
   const { publicUrl, redirectUris, problems } = readSsoUrls({ publicUrl: read.optional('PUBLIC_URL'), issuer, redirectUris: read.optional('SSO_REDIRECT_URIS') });
   read.problems.push(...problems);
@@ -270,6 +284,7 @@ export function loadConfig(env: Env = process.env): Config {
     keyEncryption: read.keyFile('KEY_ENCRYPTION_KEY_FILE'),
     webauthn: readWebauthn(read),
     sso: readSso(read, issuer ?? defaultIssuer(host, port)),
+    notifications: readNotifications(read),
   };
   if (read.problems.length > 0) throw new ConfigError(read.problems);
   return config;

@@ -1,16 +1,17 @@
 import type { Config } from './config.js';
+import { maskUrl } from './masked-url.js';
 
 export type SettingValue = string | number | boolean | null;
 
 const list = (values: readonly string[]): string | null => (values.length === 0 ? null : values.join(','));
 
 /** Where each storage setting applies: PostgreSQL ones without DATA_DIR, SQLite ones without DATABASE_*. */
-function storageSettings(config: Config, maskedUrl: string | null): Record<string, SettingValue> {
+function storageSettings(config: Config): Record<string, SettingValue> {
   if (config.databaseUrl === undefined) {
     return { DATA_DIR: config.dataDir, SQLITE_SYNCHRONOUS: config.sqliteSynchronous };
   }
   return {
-    DATABASE_URL: maskedUrl,
+    DATABASE_URL: maskUrl(config.databaseUrl),
     DATABASE_POOL_SIZE: config.database.poolSize,
     DATABASE_STATEMENT_TIMEOUT_MS: config.database.statementTimeoutMs,
     DATABASE_CONNECT_TIMEOUT_MS: config.database.connectTimeoutMs,
@@ -42,20 +43,27 @@ function optionalSettings(config: Config): Record<string, SettingValue> {
     config.webauthn === undefined
       ? { WEBAUTHN_RP_ID: null }
       : { WEBAUTHN_RP_ID: config.webauthn.rpId, WEBAUTHN_RP_NAME: config.webauthn.rpName, WEBAUTHN_ORIGINS: list(config.webauthn.origins) };
-  return { ...management, METRICS_ENABLED: config.metricsEnabled, ...webauthn };
+  const { smtp, webhookAllowPrivate, webhookAllowHttpLoopback } = config.notifications;
+  const notifications: Record<string, SettingValue> = {
+    SMTP_URL: smtp === undefined ? null : maskUrl(smtp.url),
+    ...(smtp === undefined ? {} : { SMTP_FROM: smtp.from }),
+    WEBHOOK_ALLOW_PRIVATE: list(webhookAllowPrivate),
+    ...(webhookAllowHttpLoopback ? { WEBHOOK_ALLOW_HTTP_LOOPBACK: true } : {}),
+  };
+  return { ...management, METRICS_ENABLED: config.metricsEnabled, ...webauthn, ...notifications };
 }
 
 /**
  * The effective configuration under the names an operator sets (`PORT`, not `port`), with only
  * what applies to this installation: no DATA_DIR on PostgreSQL, no throttle tuning when the
- * throttle is off. `maskedUrl` is DATABASE_URL with its password masked; no secret is shown
- * (KEY_ENCRYPTION_KEY_FILE is the file's name).
+ * throttle is off. No secret is shown: URLs have their passwords masked, KEY_ENCRYPTION_KEY_FILE
+ * is the file's name.
  */
-export function describeSettings(config: Config, maskedUrl: string | null): Record<string, SettingValue> {
+export function describeSettings(config: Config): Record<string, SettingValue> {
   return {
     HOST: config.host,
     PORT: config.port,
-    ...storageSettings(config, maskedUrl),
+    ...storageSettings(config),
     ISSUER: config.issuer,
     AUDIENCE: config.audience,
     JWT_ALG: config.jwtAlg,

@@ -17,6 +17,7 @@ import { secondFactorHardening } from './migrations/011-second-factor-hardening.
 import { auditChain } from './migrations/012-audit-chain.js';
 import { singleSignOn } from './migrations/013-single-sign-on.js';
 import { ssoLogoutTokens } from './migrations/014-sso-logout-tokens.js';
+import { notifications } from './migrations/015-notifications.js';
 
 /** Every migration, in order. Names are permanent once released. */
 const migrations: Record<string, Migration> = {
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '012-audit-chain': auditChain,
   '013-single-sign-on': singleSignOn,
   '014-sso-logout-tokens': ssoLogoutTokens,
+  '015-notifications': notifications,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { describeConfig, maskDatabaseUrl } from '../../src/cli/commands/config.js';
+import { describeConfig } from '../../src/cli/commands/config.js';
+import { maskUrl } from '../../src/config/masked-url.js';
 import { loadConfig } from '../../src/config/config.js';
 
 const SECRET = 'S3cr3tXyz';
@@ -21,14 +22,13 @@ const FORMS: Record<string, { url: string; masked: string }> = {
 describe('config check: the database password is masked', () => {
   for (const [form, { url, masked }] of Object.entries(FORMS)) {
     it(`in the form ${form}`, () => {
-      expect(maskDatabaseUrl(url)).toBe(masked);
+      expect(maskUrl(url)).toBe(masked);
       const shown = JSON.stringify(describeConfig(loadConfig({ DATABASE_URL: url, ISSUER: 'https://auth.test' })));
       expect(shown).not.toContain(SECRET);
     });
   }
 
   it('leaves a URL without a password as it is', () => {
-    expect(maskDatabaseUrl('postgres://u@h/db?sslmode=require')).toBe('postgres://u@h/db?sslmode=require');
-    expect(maskDatabaseUrl(undefined)).toBeNull();
-  });
+    expect(maskUrl('postgres://u@h/db?sslmode=require')).toBe('postgres://u@h/db?sslmode=require');
+      });
 });

@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import { deleteFactor, listFactors } from '../../db/queries/mfa-factors.js';
 import { countRecoveryCodesLeft, deleteRecoveryCodes, replaceRecoveryCodes } from '../../db/queries/mfa-recovery-codes.js';
 import { AppError } from '../../errors.js';
+import { inTransaction } from '../../db/database.js';
 import { aboutAdmin, recordEvent, type RequestContext } from '../events.js';
 import { bearerEnded, epochOf, requireFactorManager, type MfaPrincipal } from './principal.js';
 import { generateRecoveryCodes, hashRecoveryCode } from './recovery-codes.js';
@@ -29,9 +30,12 @@ export async function describeFactors(deps: AppContext, adminId: string) {
 export async function removeFactor(deps: AppContext, principal: MfaPrincipal, factorId: string, context: RequestContext): Promise<void> {
   await requireFactorManager(deps, principal, false);
   const adminId = principal.admin.id;
-  if (!(await deleteFactor(deps.db, adminId, factorId))) throw new AppError('NOT_FOUND');
-  if ((await listFactors(deps.db, adminId)).length === 0) await deleteRecoveryCodes(deps.db, adminId);
-  await recordEvent(deps.db, deps.clock, context, { type: 'mfa.removed', ...aboutAdmin(principal.admin), detail: factorId });
+  // One transaction: the factor goes exactly when its event and its owner's notification are written.
+  await inTransaction(deps.db, async (trx) => {
+    if (!(await deleteFactor(trx, adminId, factorId))) throw new AppError('NOT_FOUND');
+    if ((await listFactors(trx, adminId)).length === 0) await deleteRecoveryCodes(trx, adminId);
+    await recordEvent(trx, deps.clock, context, { type: 'mfa.removed', ...aboutAdmin(principal.admin), detail: factorId });
+  });
 }
 
 /** A new set of recovery codes (aal2); the old set stops working at once. */
@@ -39,9 +43,11 @@ export async function renewRecoveryCodes(deps: AppContext, principal: MfaPrincip
   const { hasFactor } = await requireFactorManager(deps, principal, false);
   if (!hasFactor) throw new AppError('MFA_NOT_ENROLLED');
   const codes = generateRecoveryCodes();
-  if (!(await replaceRecoveryCodes(deps.db, principal.admin.id, codes.map(hashRecoveryCode), nowSeconds(deps.clock), epochOf(principal)))) {
-    throw bearerEnded(principal);
-  }
-  await recordEvent(deps.db, deps.clock, context, { type: 'mfa.recovery_codes_renewed', ...aboutAdmin(principal.admin) });
+  await inTransaction(deps.db, async (trx) => {
+    if (!(await replaceRecoveryCodes(trx, principal.admin.id, codes.map(hashRecoveryCode), nowSeconds(deps.clock), epochOf(principal)))) {
+      throw bearerEnded(principal);
+    }
+    await recordEvent(trx, deps.clock, context, { type: 'mfa.recovery_codes_renewed', ...aboutAdmin(principal.admin) });
+  });
   return codes;
 }

@@ -5,7 +5,7 @@ import { AppError } from '../../errors.js';
 import { aboutAdmin, recordEvent, type RequestContext } from '../events.js';
 import { startSession, type Federation, type LoginResult } from '../sessions/session-start.js';
 import { accountOf } from '../throttling/throttle-rules.js';
-import type { Assurance } from '../keys/assurance.js';
+import { PASSWORD_AND_RECOVERY_CODE, type Assurance } from '../keys/assurance.js';
 import { checkSecondFactor, type SecondFactorProof } from './factor-check.js';
 import { openChallenge, type OpenedChallenge } from './challenge.js';
 import { throttledSecondFactor } from './second-factor-throttle.js';
@@ -42,6 +42,8 @@ export async function completeSignIn(
   const { ref, challenge, admin } = opened;
   if (!(await consumeChallenge(deps.db, ref, nowSeconds(deps.clock)))) throw new AppError('MFA_TOKEN_INVALID');
   await recordEvent(deps.db, deps.clock, context, { type: 'mfa.success', ...aboutAdmin(admin), detail: assurance.amr.join(' ') });
+  // A recovery code stands in for a lost factor: its owner is told (NIST SP 800-63B-4 §4.2).
+  if (assurance === PASSWORD_AND_RECOVERY_CODE) await recordEvent(deps.db, deps.clock, context, { type: 'mfa.recovery_code_used', ...aboutAdmin(admin) });
   // startSession settles the login throttle for this account and address, as a login does.
   const client = { account: accountOf(admin.school_key, admin.username_key), ip: context.ip ?? 'unknown' };
   const federation = federationOf(challenge);

@@ -3,6 +3,7 @@ import { findAdminById, type AdminForLogin } from '../../db/queries/admins.js';
 import { bindEmailLink, findLinkByEmail, findLinkByIdentity } from '../../db/queries/sso-links.js';
 import type { SsoSettingsRow } from '../../db/queries/sso-settings.js';
 import { aboutAdmin, recordEvent, type RequestContext } from '../events.js';
+import { replaceEmail } from '../../db/queries/admin-emails.js';
 import type { AppContext } from '../context.js';
 import { emailKey } from './email-address.js';
 import { PROFILES, type Claims } from './providers.js';
@@ -34,6 +35,10 @@ export async function matchIdentity(deps: AppContext, settings: SsoSettingsRow, 
   if (admin === undefined || admin.school_key !== settings.school_key) return { refusal: 'not_linked' };
   if (admin.disabled_at !== null) return { refusal: 'disabled' };
   if (admin.school_suspended_at !== null) return { refusal: 'school_suspended' };
+  // The IdP's verified address is where the admin is told of changes to their account.
+  if (typeof claims.email === 'string' && claims.email_verified === true) {
+    await replaceEmail(deps.db, admin.id, 'sso', emailKey(claims.email), nowSeconds(deps.clock));
+  }
   return { admin };
 }
 

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { UsageError } from '../../errors.js';
 import { addAdmin, changePassword, setAdminEnabled, unlockAdmin } from '../../auth/accounts/admins.js';
 import { requireSchool } from '../../auth/accounts/schools.js';
 import { describeAdminMfa } from '../../auth/mfa/operator.js';
@@ -12,6 +13,8 @@ import { say, withServices } from '../run.js';
 import { addSsoAdmin } from '../../auth/sso/links.js';
 import { registerAdminMfaCommands } from './mfa.js';
 import { registerAdminSsoCommands } from './sso.js';
+import { emailAddress, setAdminEmail } from '../../auth/accounts/admin-email.js';
+import { emailsByAdmin } from '../../db/queries/admin-emails.js';
 
 interface AdminOptions {
   school: string;
@@ -42,18 +45,26 @@ export function registerAdminCommands(program: Command): void {
   identify(admin.command('add').description('create an administrator'))
     .option('--password-stdin', 'read the password from standard input instead of a prompt')
     .option('--sso-email <email>', "create the admin without a password, signing in only through the school's IdP as this email")
-    .action(async (options: AdminOptions & { ssoEmail?: string }) => {
+    .option('--email <address>', 'where the admin is told of changes to their account (see admin email set)')
+    .action(async (options: AdminOptions & { ssoEmail?: string; email?: string }) => {
+      const email = options.email === undefined ? undefined : emailAddress(options.email, '--email');
+      const ref = { schoolId: options.school, username: options.username };
+      const notifyAt = async (services: Parameters<typeof setAdminEmail>[0]) => {
+        if (email !== undefined) await setAdminEmail(services, ref, email);
+      };
       if (options.ssoEmail !== undefined) {
-        const email = options.ssoEmail;
+        const ssoEmail = options.ssoEmail;
         await withServices(async (services) => {
-          await addSsoAdmin(services, { schoolId: options.school, username: options.username }, email);
-          say(`admin ${JSON.stringify(options.username)} created in school ${JSON.stringify(options.school)}; signs in through single sign-on as ${email}`);
+          await addSsoAdmin(services, ref, ssoEmail);
+          await notifyAt(services);
+          say(`admin ${JSON.stringify(options.username)} created in school ${JSON.stringify(options.school)}; signs in through single sign-on as ${ssoEmail}`);
         });
         return;
       }
       const password = await readNewPassword(options.passwordStdin === true);
       await withServices(async (services) => {
-        await addAdmin(services, { schoolId: options.school, username: options.username }, password);
+        await addAdmin(services, ref, password);
+        await notifyAt(services);
         say(`admin ${JSON.stringify(options.username)} created in school ${JSON.stringify(options.school)}`);
       });
     });
@@ -93,6 +104,18 @@ export function registerAdminCommands(program: Command): void {
     }),
   );
 
+  const email = admin.command('email').description("the address an admin is told of changes to their account at");
+  identify(email.command('set').description("set (or with --remove, remove) the operator-given address"))
+    .option('--email <address>', 'the address')
+    .option('--remove', 'remove the address an operator gave')
+    .action((options: AdminOptions & { email?: string; remove?: boolean }) =>
+      withServices(async (services) => {
+        if ((options.email === undefined) === (options.remove !== true)) throw new UsageError('give --email <address> or --remove');
+        await setAdminEmail(services, { schoolId: options.school, username: options.username }, options.email ?? null);
+        say(options.email === undefined ? `admin ${JSON.stringify(options.username)}: address removed` : `admin ${JSON.stringify(options.username)} is told at ${options.email.trim()}`);
+      }),
+    );
+
   admin
     .command('list')
     .description('list administrators')
@@ -102,12 +125,14 @@ export function registerAdminCommands(program: Command): void {
       withServices(async ({ db }) => {
         const schoolKey = options.school === undefined ? undefined : (await requireSchool(db, options.school)).key;
         const factors = describeFactorsByAdmin(await countConfirmedFactors(db));
+        const emails = await emailsByAdmin(db);
         const rows = (await listAdmins(db, schoolKey)).map((row) => ({
           school_id: row.school_id,
           username: row.username,
           id: row.id,
           status: row.disabled_at === null ? 'enabled' : 'disabled',
           second_factor: factors.get(row.id) ?? 'none',
+          email: emails.get(row.id)?.join(',') ?? null,
           created_at: isoSeconds(row.created_at),
           password_changed_at: isoSeconds(row.password_changed_at),
         }));

@@ -5,32 +5,9 @@ import { describeSettings, type SettingValue } from '../../config/settings-view.
 import { UsageError } from '../../errors.js';
 import { say } from '../run.js';
 
-/**
- * A query parameter that may hold a secret. The pg driver takes the password from the user-info
- * and from `password` and `sslpassword` parameters; any parameter whose name mentions a password
- * (whatever its case or percent-encoding) is masked, so a future spelling is masked too.
- */
-const SECRET_PARAMETER = /pass/i;
-
-/** The password of a database URL never reaches a terminal or a log, in whatever form it is given. */
-export function maskDatabaseUrl(url: string | undefined): string | null {
-  if (url === undefined) return null;
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '****';
-    for (const name of new Set(parsed.searchParams.keys())) {
-      if (SECRET_PARAMETER.test(name)) parsed.searchParams.set(name, '****');
-    }
-    return parsed.toString();
-  } catch {
-    // Unparsable: nothing of it is shown, since we cannot tell where a password would be.
-    return '****';
-  }
-}
-
 /** What `config check` prints: each applying setting under its variable's name, secrets masked. */
 export function describeConfig(config: Config): Record<string, SettingValue> {
-  return describeSettings(config, maskDatabaseUrl(config.databaseUrl));
+  return describeSettings(config);
 }
 
 export function registerConfigCommands(program: Command): void {

@@ -2,11 +2,14 @@ import { Gauge, type Registry } from 'prom-client';
 import type { WorkQueue } from '../../auth/passwords/work-queue.js';
 import type { Database } from '../../db/database.js';
 import type { DatabaseOutageWatch } from '../../db/outage-watch.js';
+import type { OutboxCounts } from '../../delivery/outbox-counts.js';
+import { registerOutboxMetrics } from './outbox-metrics.js';
 
 export interface GaugeSources {
   readonly database: Database;
   readonly hashQueue: WorkQueue;
   readonly databaseOutage: DatabaseOutageWatch;
+  readonly outbox: OutboxCounts;
 }
 
 /** The gauges of the service's state, read at each scrape rather than kept up to date. */
@@ -47,4 +50,5 @@ export function registerStateGauges(registry: Registry, sources: GaugeSources): 
       this.set(sources.databaseOutage.up ? 1 : 0);
     },
   });
+  registerOutboxMetrics(registry, sources);
 }
