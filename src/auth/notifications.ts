@@ -67,6 +67,9 @@ export async function enqueueNotifications(db: Db, at: number, payload: Notifica
     next_attempt_at: at,
   });
   const adminId = payload.data.admin_id;
+  // An event about an account notifies only when the account exists: failed sign-ins to made-up
+  // usernames (which lock like real ones, so as not to tell them apart) tell nobody anything.
+  if (audience === 'admin and platform' && adminId === null) return;
   if (audience === 'admin and platform' && adminId !== null && (await hasEmail(db, adminId))) messages.push(message('email', adminId));
   for (const webhook of await webhooksFor(db, payload.type, payload.data.school_id)) messages.push(message('webhook', webhook.id));
   if (messages.length === 0) return;

@@ -57,6 +57,8 @@ async function bindByEmail(
   // Only the IdP's word that the address is the user's binds it: Clever, for one, leaves it unverified.
   if (claims.email_verified !== true) return { refusal: 'email_unverified' };
   if (!(await bindEmailLink(deps.db, waiting.admin_id, email, identity, nowSeconds(deps.clock)))) return { refusal: 'not_linked' };
+  // The verified address is stored before the binding is recorded, so its owner is told of it.
+  await replaceEmail(deps.db, waiting.admin_id, 'sso', email, nowSeconds(deps.clock));
   const admin = await findAdminById(deps.db, waiting.admin_id);
   if (admin !== undefined) {
     await recordEvent(deps.db, deps.clock, context, { type: 'sso.linked', ...aboutAdmin(admin), detail: `bound to ${identity.subject} at ${identity.issuer}` });
