@@ -17,7 +17,7 @@ const AUTH_LAYERS = [
   ['context.ts'],
   ['keys/'],
   ['passwords/'],
-  ['events.ts', 'identity.ts', 'secure-random.ts'],
+  ['events.ts', 'notifications.ts', 'identity.ts', 'secure-random.ts'],
 ];
 
 function authLayerRules() {

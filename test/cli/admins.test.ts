@@ -13,6 +13,7 @@ interface AdminRow {
   id: string;
   status: string;
   second_factor: string;
+  email: string | null;
   created_at: string;
   password_changed_at: string;
 }
@@ -50,9 +51,9 @@ describe.concurrent('school-auth admin add / list', () => {
     ]);
     const lines = ok(table).stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^school_id\s+username\s+id\s+status\s+second_factor\s+created_at\s+password_changed_at$/);
-    expect(lines[1]).toMatch(/^lincoln-high\s+Alice\s+[0-9a-f-]{36}\s+enabled\s+none\s+\d{4}-/);
-    expect(lines[2]).toMatch(/^Oak-Ridge\s+carol\s+[0-9a-f-]{36}\s+enabled\s+none\s+\d{4}-/);
+    expect(lines[0]).toMatch(/^school_id\s+username\s+id\s+status\s+second_factor\s+email\s+created_at\s+password_changed_at$/);
+    expect(lines[1]).toMatch(/^lincoln-high\s+Alice\s+[0-9a-f-]{36}\s+enabled\s+none\s+-\s+\d{4}-/);
+    expect(lines[2]).toMatch(/^Oak-Ridge\s+carol\s+[0-9a-f-]{36}\s+enabled\s+none\s+-\s+\d{4}-/);
 
     const rows = parseJson<AdminRow[]>(ok(all));
     const row = (schoolId: string, username: string) => ({
@@ -61,6 +62,7 @@ describe.concurrent('school-auth admin add / list', () => {
       id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/),
       status: 'enabled',
       second_factor: 'none',
+      email: null,
       created_at: expect.stringMatching(ISO_TIME),
       password_changed_at: expect.stringMatching(ISO_TIME),
     });
