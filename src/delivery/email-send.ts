@@ -39,8 +39,11 @@ export function createMailer(smtp: NonNullable<NotificationsConfig['smtp']>, tim
         const error = rejected.length === 0 ? null : `refused ${rejected.join(', ')}`;
         return { sent: rejected.length < to.length, permanent: rejected.length === to.length, error };
       } catch (error) {
-        const code = (error as { responseCode?: number }).responseCode;
-        return { sent: false, permanent: code !== undefined && code >= 500, error: (error as Error).message.slice(0, 500) };
+        const { responseCode: code, code: stage } = error as { responseCode?: number; code?: string };
+        // Final only when this message is refused (its envelope or content): a 5xx to STARTTLS or
+        // AUTH is the relay's configuration, which an operator fixes, so those are retried.
+        const refused = stage === 'EENVELOPE' || stage === 'EMESSAGE';
+        return { sent: false, permanent: refused && code !== undefined && code >= 500, error: (error as Error).message.slice(0, 500) };
       }
     },
     close() {
