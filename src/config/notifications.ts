@@ -18,7 +18,7 @@ interface NotificationSettings {
   readonly allowHttpLoopback: boolean;
 }
 
-const ADDRESS = /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$|^[^<>]*<[^\s@<>]+@[^\s@<>]+>$/;
+const ADDRESS = /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$|^[^<>\p{Cc}]*<[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+>$/u;
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
 function smtpProblem(url: string): string | undefined {

@@ -19,18 +19,14 @@ async function deliverOne(deps: DeliveryDeps, message: OutboxMessage, channels: 
   const result = await sendMessage(deps, message, channels);
   const at = deps.clock.now();
   const attempt = message.attempts + 1;
-  await insertAttempt(deps.db, {
-    message_id: message.id,
-    attempt,
-    at,
-    ok: result.ok ? 1 : 0,
-    status: result.status,
-    error: result.error,
-    duration_ms: Math.max(0, at - started),
-  });
   const next = result.ok ? undefined : result.permanent ? ({ state: 'dead' } as const) : afterFailure(message.created_at, attempt, at);
   const state = next === undefined ? 'delivered' : next.state;
-  const settled = await settleMessage(deps.db, message.id, owner, { state, nextAttemptAt: next?.state === 'pending' ? next.at : at, error: result.error, at });
+  // The outcome and its attempt's record commit together, and only while this instance holds the lease.
+  const settled = await deps.db.transaction().execute(async (trx) => {
+    if (!(await settleMessage(trx, message.id, owner, { state, nextAttemptAt: next?.state === 'pending' ? next.at : at, error: result.error, at }))) return false;
+    await insertAttempt(trx, { message_id: message.id, attempt, at, ok: result.ok ? 1 : 0, status: result.status, error: result.error, duration_ms: Math.max(0, at - started) });
+    return true;
+  });
   if (!settled) return;
   counts.count(message.channel, state === 'pending' ? 'failed' : state);
   if (state === 'dead') deps.logger.warn({ message_id: message.id, channel: message.channel, type: message.type, error: result.error }, 'notification not delivered: a dead letter now (webhooks deliveries --failed)');

@@ -39,10 +39,12 @@ export function createMailer(smtp: NonNullable<NotificationsConfig['smtp']>, tim
         const error = rejected.length === 0 ? null : `refused ${rejected.join(', ')}`;
         return { sent: rejected.length < to.length, permanent: rejected.length === to.length, error };
       } catch (error) {
-        const { responseCode: code, code: stage } = error as { responseCode?: number; code?: string };
-        // Final only when this message is refused (its envelope or content): a 5xx to STARTTLS or
-        // AUTH is the relay's configuration, which an operator fixes, so those are retried.
-        const refused = stage === 'EENVELOPE' || stage === 'EMESSAGE';
+        const { responseCode: code, code: stage, command } = error as { responseCode?: number; code?: string; command?: string };
+        // Final only when this message is refused (its recipients or content): a 5xx to STARTTLS,
+        // AUTH or the sender (MAIL FROM) is the relay's configuration, which an operator fixes, so
+        // those are retried.
+        const sender = typeof command === 'string' && command.toUpperCase().startsWith('MAIL');
+        const refused = (stage === 'EENVELOPE' && !sender) || stage === 'EMESSAGE';
         return { sent: false, permanent: refused && code !== undefined && code >= 500, error: (error as Error).message.slice(0, 500) };
       }
     },

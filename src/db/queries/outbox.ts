@@ -109,11 +109,14 @@ export async function deleteFinishedMessages(db: Db, before: number): Promise<nu
   return Number(result.numDeletedRows);
 }
 
-/** When the next pending message falls due (epoch ms), or undefined when none waits. */
+/**
+ * When the next pending message can be taken (epoch ms): its next attempt, or the end of the lease
+ * another instance holds on it; undefined when none waits.
+ */
 export async function nextDueAt(db: Db): Promise<number | undefined> {
   const row = await db
     .selectFrom('outbox')
-    .select((eb) => eb.fn.min('next_attempt_at').as('at'))
+    .select(sql<number | string | null>`min(case when lease_until > next_attempt_at then lease_until else next_attempt_at end)`.as('at'))
     .where('state', '=', 'pending')
     .executeTakeFirst();
   return row?.at === null || row?.at === undefined ? undefined : Number(row.at);
