@@ -41,7 +41,9 @@ async function sendWebhook(deps: Pick<AppContext, 'db' | 'config' | 'clock'>, me
     if (status >= 200 && status < 300) return { ok: true, permanent: false, status, error: null };
     return { ok: false, permanent: false, status, error: `HTTP ${status}${answer === '' ? '' : `: ${answer.slice(0, 200)}`}` };
   } catch (error) {
-    return failed((error as Error).name === 'TimeoutError' ? 'no answer within 5 s' : (error as Error).message.slice(0, 300));
+    // The request's AbortSignal.timeout fails it with an AbortError whose cause is the TimeoutError.
+    const timedOut = [error, (error as { cause?: unknown }).cause].some((cause) => (cause as Error | undefined)?.name === 'TimeoutError');
+    return failed(timedOut ? 'no answer within 5 s' : (error as Error).message.slice(0, 300));
   }
 }
 
