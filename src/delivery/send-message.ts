@@ -31,11 +31,14 @@ async function sendWebhook(deps: Pick<AppContext, 'db' | 'config' | 'clock'>, me
   if (webhook === undefined) return failed('the webhook was removed', true);
   const now = deps.clock.now();
   const timestamp = Math.floor(now / 1000);
-  const headers = {
-    'webhook-id': message.id,
-    'webhook-timestamp': String(timestamp),
-    'webhook-signature': signatureHeader(signingSecrets(webhook, deps, now), message.id, timestamp, message.payload),
-  };
+  let secrets: string[];
+  try {
+    secrets = signingSecrets(webhook, deps, now);
+  } catch (error) {
+    // Sealed under another key file than this instance's: retried, and said in the delivery log.
+    return failed((error as Error).message.slice(0, 300));
+  }
+  const headers = { 'webhook-id': message.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(secrets, message.id, timestamp, message.payload) };
   try {
     const { status, answer } = await postWebhook(new URL(webhook.url), message.payload, headers, channels.policy);
     if (status >= 200 && status < 300) return { ok: true, permanent: false, status, error: null };
