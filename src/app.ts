@@ -14,6 +14,7 @@ import { registerPasskeyRoutes } from './http/routes/mfa/passkeys.js';
 import { registerMfaVerifyRoute } from './http/routes/mfa/verify.js';
 import { registerOperationRoutes } from './http/routes/operations.js';
 import { registerPasswordRoute } from './http/routes/sessions/password.js';
+import { registerPasswordRecoveryRoutes } from './http/routes/sessions/password-recovery.js';
 import { registerRevocationRoute } from './http/routes/sessions/revocations.js';
 import { registerSessionRoutes } from './http/routes/sessions/sessions.js';
 import { registerRequestLifecycle } from './http/request-lifecycle.js';
@@ -78,6 +79,9 @@ export async function buildApp(deps: AppContext): Promise<FastifyInstance> {
   registerPasskeyRoutes(app, deps);
   registerSessionRoutes(app, deps);
   registerPasswordRoute(app, deps);
+  const recoveries = registerPasswordRecoveryRoutes(app, deps);
+  // Closing waits for the recovery requests already answered, so none is cut off halfway.
+  app.addHook('onClose', () => recoveries.idle());
   registerRevocationRoute(app, deps);
   registerOperationRoutes(app, deps);
   await app.ready();

@@ -36,6 +36,8 @@ export const catalogue = {
   SSO_STATE_INVALID: { status: 400, detail: 'This sign-in has expired or was already used: start again', headers: {} },
   SSO_CALLBACK_THROTTLED: { status: 429, detail: 'Too many failed sign-ins. Try again later.', headers: {} },
   SSO_LOGOUT_TOKEN_INVALID: { status: 400, detail: 'Invalid logout token', headers: { 'cache-control': 'no-store' } },
+  RECOVERY_CODE_INVALID: { status: 401, detail: 'Invalid or expired recovery code', headers: {} },
+  RECOVERY_THROTTLED: { status: 429, detail: 'Too many attempts. Try again later.', headers: { 'retry-after': '900' } },
   SSO_CODE_INVALID: { status: 401, detail: 'Invalid or expired sign-in code', headers: {} },
   BODY_UNPARSABLE: { status: 400, detail: 'There was an error parsing the body', headers: {} },
   NOT_FOUND: { status: 404, detail: 'Not Found', headers: {} },

@@ -48,7 +48,11 @@ export type EventType =
   | 'webhook.added'
   | 'webhook.removed'
   | 'webhook.secret_rotated'
-  | 'outbox.dropped';
+  | 'outbox.dropped'
+  | 'admin.password_recovery_requested'
+  | 'admin.password_recovery_failed'
+  | 'admin.recovery_link_created'
+  | 'school.password_recovery';
 
 /** Who did it and from where: the request context of an audited action. */
 export interface RequestContext {

@@ -46,7 +46,27 @@ export interface NotificationPayload {
     readonly ip: string | null;
     readonly user_agent: string | null;
     readonly detail: string | null;
+    /** A password-recovery e-mail's code, sealed (never sent to webhooks). */
+    readonly code?: string;
   };
+}
+
+function newMessage(at: number, payload: NotificationPayload, channel: string, target: string): NewOutboxMessage {
+  return {
+    id: `msg_${secureRandomBytes(16).toString('base64url')}`,
+    created_at: at,
+    type: payload.type,
+    channel,
+    target,
+    payload: JSON.stringify(payload),
+    next_attempt_at: at,
+  };
+}
+
+/** An e-mail to one admin only (a password-recovery code), written through `db` like any other message. */
+export async function enqueueAdminEmail(db: Db, at: number, adminId: string, payload: NotificationPayload): Promise<void> {
+  await makeRoom(db, at, 1);
+  await insertMessages(db, [newMessage(at, payload, 'email', adminId)]);
 }
 
 /**
@@ -57,15 +77,7 @@ export async function enqueueNotifications(db: Db, at: number, payload: Notifica
   const audience = NOTIFYING_EVENTS[payload.type];
   if (audience === undefined) return;
   const messages: NewOutboxMessage[] = [];
-  const message = (channel: string, target: string) => ({
-    id: `msg_${secureRandomBytes(16).toString('base64url')}`,
-    created_at: at,
-    type: payload.type,
-    channel,
-    target,
-    payload: JSON.stringify(payload),
-    next_attempt_at: at,
-  });
+  const message = (channel: string, target: string) => newMessage(at, payload, channel, target);
   const adminId = payload.data.admin_id;
   // An event about an account notifies only when the account exists: failed sign-ins to made-up
   // usernames (which lock like real ones, so as not to tell them apart) tell nobody anything.

@@ -5,6 +5,7 @@ import { readKeyEncryptionKey, type KeyEncryptionKey } from './key-encryption-ke
 import { readSsoUrls, type SsoConfig } from './sso.js';
 import { readWebauthnConfig, type WebauthnConfig } from './webauthn.js';
 import { readNotificationsConfig, type NotificationsConfig } from './notifications.js';
+import { recoveryUrlProblem, type PasswordRecoveryConfig } from './password-recovery.js';
 
 export type JwtAlg = 'ES256' | 'EdDSA' | 'RS256';
 type SqliteSynchronous = 'NORMAL' | 'FULL';
@@ -59,6 +60,8 @@ export interface Config {
   readonly sso: SsoConfig;
   /** E-mail notifications and webhooks (SMTP_*, WEBHOOK_*). */
   readonly notifications: NotificationsConfig;
+  /** Password recovery by e-mail (PASSWORD_RECOVERY_*). */
+  readonly passwordRecovery: PasswordRecoveryConfig;
 }
 
 /** Brute-force throttling, in the layers of docs/design.md ("Brute force"); counts are failures, times are seconds. */
@@ -199,6 +202,13 @@ function readNotifications(read: Reader): NotificationsConfig {
   return config;
 }
 
+function readPasswordRecovery(read: Reader): PasswordRecoveryConfig {
+  const url = read.optional('PASSWORD_RECOVERY_URL');
+  const problem = recoveryUrlProblem(url);
+  if (problem !== undefined) read.problems.push(problem);
+  return { ttl: read.int('PASSWORD_RECOVERY_TTL', 900, 60, 86_400), url };
+}
+
 function readSso(read: Reader, issuer: string): SsoConfig {
   const { publicUrl, redirectUris, problems } = readSsoUrls({ publicUrl: read.optional('PUBLIC_URL'), issuer, redirectUris: read.optional('SSO_REDIRECT_URIS') });
   read.problems.push(...problems);
@@ -285,6 +295,7 @@ export function loadConfig(env: Env = process.env): Config {
     webauthn: readWebauthn(read),
     sso: readSso(read, issuer ?? defaultIssuer(host, port)),
     notifications: readNotifications(read),
+    passwordRecovery: readPasswordRecovery(read),
   };
   if (read.problems.length > 0) throw new ConfigError(read.problems);
   return config;

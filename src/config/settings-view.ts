@@ -50,7 +50,8 @@ function optionalSettings(config: Config): Record<string, SettingValue> {
     WEBHOOK_ALLOW_PRIVATE: list(webhookAllowPrivate),
     ...(webhookAllowHttpLoopback ? { WEBHOOK_ALLOW_HTTP_LOOPBACK: true } : {}),
   };
-  return { ...management, METRICS_ENABLED: config.metricsEnabled, ...webauthn, ...notifications };
+  const recovery = { PASSWORD_RECOVERY_TTL: config.passwordRecovery.ttl, PASSWORD_RECOVERY_URL: config.passwordRecovery.url ?? null };
+  return { ...management, METRICS_ENABLED: config.metricsEnabled, ...webauthn, ...notifications, ...recovery };
 }
 
 /**

@@ -18,6 +18,7 @@ import { auditChain } from './migrations/012-audit-chain.js';
 import { singleSignOn } from './migrations/013-single-sign-on.js';
 import { ssoLogoutTokens } from './migrations/014-sso-logout-tokens.js';
 import { notifications } from './migrations/015-notifications.js';
+import { passwordRecovery } from './migrations/016-password-recovery.js';
 
 /** Every migration, in order. Names are permanent once released. */
 const migrations: Record<string, Migration> = {
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   '013-single-sign-on': singleSignOn,
   '014-sso-logout-tokens': ssoLogoutTokens,
   '015-notifications': notifications,
+  '016-password-recovery': passwordRecovery,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

@@ -5,7 +5,9 @@ import type { OutboxMessage } from '../db/queries/outbox.js';
 import { findWebhook } from '../db/queries/webhooks.js';
 import type { AddressPolicy } from './address-guard.js';
 import type { Mailer } from './email-send.js';
-import { emailText } from './email-text.js';
+import { emailText, type EmailText } from './email-text.js';
+import { recoveryEmailText } from './recovery-email-text.js';
+import { openRecoveryCode } from '../auth/accounts/recovery-code.js';
 import { postWebhook } from './webhook-post.js';
 import { signatureHeader } from './webhook-signature.js';
 import { signingSecrets } from './webhooks.js';
@@ -50,11 +52,25 @@ async function sendWebhook(deps: Pick<AppContext, 'db' | 'config' | 'clock'>, me
   }
 }
 
-async function sendEmail(deps: Pick<AppContext, 'db'>, message: OutboxMessage, channels: Channels): Promise<SendResult> {
+/** The e-mail of a message: a recovery code's own, or what happened to the account. */
+function emailOf(deps: Pick<AppContext, 'config'>, message: OutboxMessage): EmailText {
+  const payload = JSON.parse(message.payload) as NotificationPayload;
+  if (payload.type !== 'password.recovery') return emailText(payload);
+  const code = openRecoveryCode(payload.data.code ?? '', message.target, deps.config.keyEncryption);
+  return recoveryEmailText(payload, code, deps.config.passwordRecovery.url);
+}
+
+async function sendEmail(deps: Pick<AppContext, 'db' | 'config'>, message: OutboxMessage, channels: Channels): Promise<SendResult> {
   if (channels.mailer === undefined) return failed('not sent: SMTP_URL is not set', true);
   const addresses = await emailsOf(deps.db, message.target);
   if (addresses.length === 0) return failed('not sent: the admin has no e-mail address now', true);
-  const result = await channels.mailer.send(addresses, emailText(JSON.parse(message.payload) as NotificationPayload));
+  let text: EmailText;
+  try {
+    text = emailOf(deps, message);
+  } catch (error) {
+    return failed((error as Error).message.slice(0, 300));
+  }
+  const result = await channels.mailer.send(addresses, text);
   return result.sent ? { ok: true, permanent: false, status: null, error: result.error } : failed(result.error ?? 'not sent', result.permanent);
 }
 

@@ -1,3 +1,4 @@
+import { deleteRecoveryCodes } from '../../db/queries/password-recoveries.js';
 import { randomUUID } from 'node:crypto';
 import { nowSeconds } from '../../runtime/clock.js';
 import { findAdminForLogin, insertAdmin, setAdminDisabled, updatePasswordHash, type AdminForLogin } from '../../db/queries/admins.js';
@@ -69,6 +70,8 @@ export async function changePassword(deps: Deps, ref: AdminRef, password: string
   const hash = await deps.hasher.hash(password);
   const ended = await inTransaction(deps.db, async (trx) => {
     await updatePasswordHash(trx, admin.id, hash, now);
+    // A recovery code asked for before no longer sets a password.
+    await deleteRecoveryCodes(trx, admin.id);
     const audit = { context: CLI_CONTEXT, type: 'admin.password_changed', about: aboutAdmin(admin), always: true, detail: sessionsEnded } as const;
     return (await endSessions({ ...deps, db: trx }, { scope: { adminId: admin.id }, moveEpoch: true, reason: 'password_changed', audit })).length;
   });
@@ -98,6 +101,7 @@ export async function setAdminEnabled(deps: Pick<AppContext, 'db' | 'clock'>, re
       await recordEvent(trx, deps.clock, CLI_CONTEXT, { type: 'admin.enabled', ...aboutAdmin(admin) });
       return 0;
     }
+    await deleteRecoveryCodes(trx, admin.id);
     const audit = { context: CLI_CONTEXT, type: 'admin.disabled', about: aboutAdmin(admin), always: true, detail: sessionsEnded } as const;
     return (await endSessions({ ...deps, db: trx }, { scope: { adminId: admin.id }, moveEpoch: true, reason: 'admin_disabled', audit })).length;
   });

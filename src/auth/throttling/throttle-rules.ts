@@ -3,7 +3,7 @@ import type { ThrottleConfig } from '../../config/config.js';
 import type { CounterRule } from '../../db/queries/throttle.js';
 
 /** A fixed-size stored key, whatever an unauthenticated client typed (NFKC can grow a name 18-fold). */
-function digest(...parts: string[]): string {
+export function digest(...parts: string[]): string {
   return createHash('sha256').update(JSON.stringify(parts)).digest('base64url');
 }
 

@@ -1,3 +1,4 @@
+import { createRecoveryLink } from '../../auth/accounts/recovery-link.js';
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import { addAdmin, changePassword, setAdminEnabled, unlockAdmin } from '../../auth/accounts/admins.js';
@@ -113,6 +114,18 @@ export function registerAdminCommands(program: Command): void {
         if ((options.email === undefined) === (options.remove !== true)) throw new UsageError('give --email <address> or --remove');
         await setAdminEmail(services, { schoolId: options.school, username: options.username }, options.email ?? null);
         say(options.email === undefined ? `admin ${JSON.stringify(options.username)}: address removed` : `admin ${JSON.stringify(options.username)} is told at ${options.email.trim()}`);
+      }),
+    );
+
+  identify(admin.command('reset-link').description('a one-time link for the admin to choose a new password (the operator never learns it)'))
+    .option('--send', "mail it to the admin's addresses instead of printing it")
+    .action((options: AdminOptions & { send?: boolean }) =>
+      withServices(async (services) => {
+        const handOver = await createRecoveryLink(services, { schoolId: options.school, username: options.username }, options.send === true);
+        const minutes = Math.round(services.config.passwordRecovery.ttl / 60);
+        if (handOver.sent) return say(`a recovery link was mailed to ${JSON.stringify(options.username)}; it works once, for ${minutes} minutes`);
+        if (handOver.link !== undefined) return say(`give this link to ${JSON.stringify(options.username)} (it works once, for ${minutes} minutes):\n${handOver.link}`);
+        say(`PASSWORD_RECOVERY_URL is not set, so here is the recovery code to give ${JSON.stringify(options.username)} (it works once, for ${minutes} minutes):\n${handOver.code}`);
       }),
     );
 

@@ -1,3 +1,5 @@
+import { UsageError } from '../../errors.js';
+import { setSchoolPasswordRecovery } from '../../auth/accounts/recovery-link.js';
 import type { Command } from 'commander';
 import { addSchool, resumeSchool, suspendSchool } from '../../auth/accounts/schools.js';
 import { listSchools } from '../../db/queries/schools.js';
@@ -39,6 +41,7 @@ export function registerSchoolCommands(program: Command): void {
           name: row.name,
           status: row.suspended_at === null ? 'active' : 'suspended',
           mfa_policy: row.mfa_policy,
+          password_recovery: row.password_recovery === 1 ? 'on' : 'off',
           sso: ssoSummary(sso.get(row.key)),
           created_at: isoSeconds(row.created_at),
         }));
@@ -63,6 +66,17 @@ export function registerSchoolCommands(program: Command): void {
       withServices(async (services) => {
         await resumeSchool(services, schoolId);
         say(`school ${JSON.stringify(schoolId)} resumed`);
+      }),
+    );
+
+  school
+    .command('recovery <school_id> <state>')
+    .description("whether the school's admins may recover a forgotten password by e-mail (on by default)")
+    .action((schoolId: string, state: string) =>
+      withServices(async (services) => {
+        if (state !== 'on' && state !== 'off') throw new UsageError('the second argument is on or off');
+        await setSchoolPasswordRecovery(services, schoolId, state === 'on');
+        say(`school ${JSON.stringify(schoolId)}: password recovery by e-mail ${state}`);
       }),
     );
 

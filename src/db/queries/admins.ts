@@ -70,6 +70,21 @@ export async function updatePasswordHash(db: Db, adminId: string, hash: string, 
     .execute();
 }
 
+/**
+ * Sets a recovered password only while the admin is enabled and their school not suspended,
+ * decided by this one statement: an operator's disable or suspend that commits first wins.
+ */
+export async function updatePasswordHashIfActive(db: Db, adminId: string, hash: string, changedAt: number): Promise<boolean> {
+  const result = await db
+    .updateTable('admins')
+    .set({ password_hash: hash, password_changed_at: changedAt })
+    .where('id', '=', adminId)
+    .where('disabled_at', 'is', null)
+    .where('school_key', 'not in', (eb) => eb.selectFrom('schools').select('key').where('suspended_at', 'is not', null))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 /** Ends, for good, every session that exists or is being created for the admins in scope. */
 export async function advanceCredentialEpoch(db: Db, scope: { adminId: string } | { schoolKey: string }): Promise<void> {
   await db

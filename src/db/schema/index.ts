@@ -7,7 +7,7 @@ import type { MfaChallengesTable } from './mfa-challenges.js';
 import type { MfaFactorsTable } from './mfa-factors.js';
 import type { MfaRecoveryCodesTable } from './mfa-recovery-codes.js';
 import type { MfaThrottleTable } from './mfa-throttle.js';
-import type { AdminEmailsTable, OutboxAttemptsTable, OutboxTable, SignInAddressesTable, WebhooksTable } from './notifications.js';
+import type { AdminEmailsTable, OutboxAttemptsTable, OutboxTable, PasswordRecoveriesTable, SignInAddressesTable, WebhooksTable } from './notifications.js';
 import type { RefreshTokensTable } from './refresh-tokens.js';
 import type { RevocationSequenceTable } from './revocation-sequence.js';
 import type { SchoolsTable } from './schools.js';
@@ -52,4 +52,5 @@ export interface DatabaseSchema {
   webhooks: WebhooksTable;
   outbox: OutboxTable;
   outbox_attempts: OutboxAttemptsTable;
+  password_recoveries: PasswordRecoveriesTable;
 }

@@ -48,6 +48,17 @@ export interface OutboxTable {
   finished_at: number | null;
 }
 
+/** An admin's live password-recovery code (its SHA-256 digest); times in epoch seconds. */
+export interface PasswordRecoveriesTable {
+  admin_id: string;
+  code_hash: string;
+  created_at: number;
+  expires_at: number;
+  /** Codes asked for since `window_start`. */
+  requests: number;
+  window_start: number;
+}
+
 /** One delivery attempt; `ok` is 1 or 0. */
 export interface OutboxAttemptsTable {
   message_id: string;

@@ -9,4 +9,6 @@ export interface SchoolsTable {
   created_at: number;
   /** `optional` (admins with a factor must present it) or `required` (every admin must). */
   mfa_policy: Generated<string>;
+  /** 1: admins may recover a forgotten password by e-mail; 0: only an operator helps. */
+  password_recovery: Generated<number>;
 }
