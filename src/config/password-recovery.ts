@@ -1,4 +1,4 @@
-/** Password recovery by e-mail (PASSWORD_RECOVERY_*), docs/password-recovery.md. */
+/** Password recovery by e-mail (PASSWORD_RECOVERY_*), docs/operations.md, "Password recovery". */
 export interface PasswordRecoveryConfig {
   /** Seconds a recovery code works. */
   readonly ttl: number;

@@ -1,7 +1,7 @@
 import type { Kysely, Migration } from 'kysely';
 
 /**
- * Password recovery by e-mail (docs/password-recovery.md).
+ * Password recovery by e-mail (docs/operations.md, "Password recovery").
  * - `password_recoveries`: an admin's one live recovery code, as its SHA-256 digest; a new one
  *   replaces it. `requests` counts the codes asked for since `window_start`, so one conditional
  *   upsert decides whether another may be mailed.
