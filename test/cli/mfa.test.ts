@@ -20,8 +20,8 @@ describe.concurrent('school-auth second-factor commands', () => {
     const set = await ws.run(['school', 'mfa', 'LINCOLN-HIGH', 'required']);
     expect(set).toMatchObject({ code: 0, stdout: 'school "LINCOLN-HIGH": second factor required; 0 password-only sessions ended\n', stderr: '' });
     const table = ok(await ws.run(['school', 'list']));
-    expect(table.stdout.split('\n')[0]).toMatch(/^school_id\s+name\s+status\s+mfa_policy\s+sso\s+created_at$/);
-    expect(table.stdout.split('\n')[1]).toMatch(/^lincoln-high\s+lincoln-high\s+active\s+required\s+\S+\s+\d{4}-/);
+    expect(table.stdout.split('\n')[0]).toMatch(/^school_id\s+name\s+status\s+mfa_policy\s+password_recovery\s+sso\s+created_at$/);
+    expect(table.stdout.split('\n')[1]).toMatch(/^lincoln-high\s+lincoln-high\s+active\s+required\s+on\s+\S+\s+\d{4}-/);
 
     const login = await app.login(ALICE);
     expect(login.statusCode).toBe(403);
