@@ -16,7 +16,7 @@ import { DatabaseOutageWatch } from './db/outage-watch.js';
 import { checkReachable } from './db/open-problem.js';
 import { requireMigrated } from './db/require-migrated.js';
 import type { Logger } from './runtime/logger.js';
-import { OutboxCounts } from './delivery/outbox-counts.js';
+import { OutboxCounts } from './runtime/outbox-counts.js';
 
 interface OpenOptions {
   readonly clock?: Clock;

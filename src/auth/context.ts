@@ -6,7 +6,7 @@ import type { SigningKeys } from './keys/signing-keys.js';
 import type { Database, Db } from '../db/database.js';
 import type { DatabaseOutageWatch } from '../db/outage-watch.js';
 import type { Logger } from '../runtime/logger.js';
-import type { OutboxCounts } from '../delivery/outbox-counts.js';
+import type { OutboxCounts } from '../runtime/outbox-counts.js';
 
 /**
  * The one bag of dependencies, built once by the server or a CLI command and passed down, so

@@ -2,7 +2,7 @@ import { onEventRecorded } from '../auth/events.js';
 import { secureRandomBytes } from '../auth/secure-random.js';
 import { nextDueAt } from '../db/queries/outbox.js';
 import { createMailer } from './email-send.js';
-import type { OutboxCounts } from './outbox-counts.js';
+import type { OutboxCounts } from '../runtime/outbox-counts.js';
 import { deliverRound, ROUND_SIZE, type DeliveryDeps } from './delivery-round.js';
 
 /** The longest wait between rounds: messages written by other instances or the CLI wait at most this long. */

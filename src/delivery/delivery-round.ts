@@ -1,7 +1,7 @@
 import type { AppContext } from '../auth/context.js';
 import { claimMessage, listDue, settleMessage, type OutboxMessage } from '../db/queries/outbox.js';
 import { insertAttempt } from '../db/queries/outbox-attempts.js';
-import type { OutboxCounts } from './outbox-counts.js';
+import type { OutboxCounts } from '../runtime/outbox-counts.js';
 import { afterFailure } from './retry.js';
 import { sendMessage, type Channels } from './send-message.js';
 

@@ -5,7 +5,7 @@ import { vi } from 'vitest';
 import type { Config } from '../../src/config/config.js';
 import type { Db } from '../../src/db/database.js';
 import { deliverRound, type DeliveryDeps } from '../../src/delivery/delivery-round.js';
-import { OutboxCounts } from '../../src/delivery/outbox-counts.js';
+import { OutboxCounts } from '../../src/runtime/outbox-counts.js';
 import type { Channels } from '../../src/delivery/send-message.js';
 
 /** What a webhook test app needs so deliveries to a receiver on 127.0.0.1 succeed. */

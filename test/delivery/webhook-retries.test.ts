@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI_CONTEXT, recordEvent } from '../../src/auth/events.js';
 import { deliverRound } from '../../src/delivery/delivery-round.js';
-import { OutboxCounts } from '../../src/delivery/outbox-counts.js';
+import { OutboxCounts } from '../../src/runtime/outbox-counts.js';
 import { afterFailure, RETRY_WINDOW_MS } from '../../src/delivery/retry.js';
 import { addWebhook, removeWebhook } from '../../src/delivery/webhooks.js';
 import { useTestApps, type TestApp } from '../helpers/app.js';

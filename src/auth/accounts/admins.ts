@@ -69,9 +69,10 @@ export async function changePassword(deps: Deps, ref: AdminRef, password: string
   const now = nowSeconds(deps.clock);
   const hash = await deps.hasher.hash(password);
   const ended = await inTransaction(deps.db, async (trx) => {
-    await updatePasswordHash(trx, admin.id, hash, now);
-    // A recovery code asked for before no longer sets a password.
+    // A recovery code asked for before no longer sets a password. Deleted before the admin's row is
+    // written, in the order a reset locks them (its code, then the admin): the other would deadlock.
     await deleteRecoveryCodes(trx, admin.id);
+    await updatePasswordHash(trx, admin.id, hash, now);
     const audit = { context: CLI_CONTEXT, type: 'admin.password_changed', about: aboutAdmin(admin), always: true, detail: sessionsEnded } as const;
     return (await endSessions({ ...deps, db: trx }, { scope: { adminId: admin.id }, moveEpoch: true, reason: 'password_changed', audit })).length;
   });
@@ -96,12 +97,13 @@ export async function setAdminEnabled(deps: Pick<AppContext, 'db' | 'clock'>, re
   const admin = await requireAdmin(deps, ref);
   const now = nowSeconds(deps.clock);
   return inTransaction(deps.db, async (trx) => {
+    // Before the admin's row, in the order a reset locks them (see changePassword).
+    if (!enabled) await deleteRecoveryCodes(trx, admin.id);
     await setAdminDisabled(trx, admin.id, enabled ? null : now);
     if (enabled) {
       await recordEvent(trx, deps.clock, CLI_CONTEXT, { type: 'admin.enabled', ...aboutAdmin(admin) });
       return 0;
     }
-    await deleteRecoveryCodes(trx, admin.id);
     const audit = { context: CLI_CONTEXT, type: 'admin.disabled', about: aboutAdmin(admin), always: true, detail: sessionsEnded } as const;
     return (await endSessions({ ...deps, db: trx }, { scope: { adminId: admin.id }, moveEpoch: true, reason: 'admin_disabled', audit })).length;
   });

@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
-import type { Db } from '../database.js';
+import { dialectOf, type Db } from '../database.js';
 import type { AdminsTable } from '../schema/admins.js';
 import { isStorableText } from '../text.js';
 
@@ -72,9 +72,21 @@ export async function updatePasswordHash(db: Db, adminId: string, hash: string, 
 
 /**
  * Sets a recovered password only while the admin is enabled and their school not suspended,
- * decided by this one statement: an operator's disable or suspend that commits first wins.
+ * decided in the caller's transaction: an operator's disable or suspend that commits first wins.
  */
 export async function updatePasswordHashIfActive(db: Db, adminId: string, hash: string, changedAt: number): Promise<boolean> {
+  // PostgreSQL: an update that waited for the admin's row, locked by a suspension, would still read
+  // the school as its statement began; the school's row, locked first, is read as committed.
+  if (dialectOf(db) === 'postgres') {
+    const active = await db
+      .selectFrom('schools')
+      .select('key')
+      .where('key', '=', (eb) => eb.selectFrom('admins').select('school_key').where('id', '=', adminId))
+      .where('suspended_at', 'is', null)
+      .forShare()
+      .executeTakeFirst();
+    if (active === undefined) return false;
+  }
   const result = await db
     .updateTable('admins')
     .set({ password_hash: hash, password_changed_at: changedAt })

@@ -1,7 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Database } from '../../db/database.js';
 import { countByState } from '../../db/queries/outbox-states.js';
-import type { OutboxCounts } from '../../delivery/outbox-counts.js';
+import type { OutboxCounts } from '../../runtime/outbox-counts.js';
 
 const CHANNELS = ['email', 'webhook'] as const;
 const STATES = ['pending', 'delivered', 'dead', 'dropped'] as const;

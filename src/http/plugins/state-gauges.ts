@@ -2,7 +2,7 @@ import { Gauge, type Registry } from 'prom-client';
 import type { WorkQueue } from '../../auth/passwords/work-queue.js';
 import type { Database } from '../../db/database.js';
 import type { DatabaseOutageWatch } from '../../db/outage-watch.js';
-import type { OutboxCounts } from '../../delivery/outbox-counts.js';
+import type { OutboxCounts } from '../../runtime/outbox-counts.js';
 import { registerOutboxMetrics } from './outbox-metrics.js';
 
 export interface GaugeSources {
