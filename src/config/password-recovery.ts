@@ -17,6 +17,7 @@ export function recoveryUrlProblem(url: string | undefined): string | undefined 
   }
   const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(parsed.hostname);
   if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && loopback)) return 'PASSWORD_RECOVERY_URL: must be https (http only on localhost)';
-  if (parsed.hash !== '') return 'PASSWORD_RECOVERY_URL: must have no #fragment: the recovery code is put there';
+  // Not parsed.hash: it is '' for a bare trailing '#', whose link would start its fragment with '#'.
+  if (url.includes('#')) return 'PASSWORD_RECOVERY_URL: must have no #fragment: the recovery code is put there';
   return undefined;
 }
