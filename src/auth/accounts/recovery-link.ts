@@ -45,6 +45,8 @@ export async function createRecoveryLink(deps: Deps, ref: AdminRef, send: boolea
 /** Whether a school's admins may recover a forgotten password by e-mail. */
 export async function setSchoolPasswordRecovery(deps: Pick<AppContext, 'db' | 'clock'>, schoolId: string, on: boolean): Promise<void> {
   const school = await requireSchool(deps.db, schoolId);
-  await setSchoolRecovery(deps.db, school.key, on);
-  await recordEvent(deps.db, deps.clock, CLI_CONTEXT, { type: 'school.password_recovery', schoolId: school.key, detail: on ? 'on' : 'off' });
+  await inTransaction(deps.db, async (trx) => {
+    await setSchoolRecovery(trx, school.key, on);
+    await recordEvent(trx, deps.clock, CLI_CONTEXT, { type: 'school.password_recovery', schoolId: school.key, detail: on ? 'on' : 'off' });
+  });
 }

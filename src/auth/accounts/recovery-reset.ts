@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import { findAdminForLogin, updatePasswordHashIfActive } from '../../db/queries/admins.js';
 import { isLiveRecoveryCode, spendRecoveryCode } from '../../db/queries/password-recoveries.js';
 import { inTransaction } from '../../db/database.js';
+import { isPasswordLoginOff } from '../../db/queries/sso-settings.js';
 import { AppError } from '../../errors.js';
 import { aboutAdmin, recordEvent, type RequestContext } from '../events.js';
 import { canonicalKey } from '../identity.js';
@@ -42,6 +43,8 @@ export async function resetForgottenPassword(deps: AppContext, reset: Reset, con
     return new AppError('RECOVERY_CODE_INVALID');
   };
   if (admin === undefined || !(await isLiveRecoveryCode(deps.db, admin.id, codeHash, nowSeconds(deps.clock)))) throw await refused();
+  // A school whose password sign-in was turned off since has no password to set.
+  if (await isPasswordLoginOff(deps.db, admin.school_key)) throw await refused();
   const hash = await deps.hasher.hash(reset.newPassword);
   const done = await inTransaction(deps.db, async (trx) => {
     const now = nowSeconds(deps.clock);

@@ -68,7 +68,14 @@ export async function deleteRecoveryCodes(db: Db, adminId: string): Promise<void
   await db.deleteFrom('password_recoveries').where('admin_id', '=', adminId).execute();
 }
 
+/** Turning recovery off also voids the codes already mailed to the school's admins. */
 export async function setSchoolRecovery(db: Db, schoolKey: string, on: boolean): Promise<boolean> {
   const result = await db.updateTable('schools').set({ password_recovery: on ? 1 : 0 }).where('key', '=', schoolKey).executeTakeFirst();
+  if (!on) {
+    await db
+      .deleteFrom('password_recoveries')
+      .where('admin_id', 'in', (eb) => eb.selectFrom('admins').select('id').where('school_key', '=', schoolKey))
+      .execute();
+  }
   return Number(result.numUpdatedRows) === 1;
 }
