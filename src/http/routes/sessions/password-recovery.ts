@@ -9,7 +9,7 @@ import { BackgroundWork } from '../../../runtime/background-work.js';
 import { ValidationFailure } from '../../body/validation-failure.js';
 import { TAG } from '../../plugins/docs-tags.js';
 import { requestContext } from '../../request-context.js';
-import { ErrorBodies, LIMITS, bodyErrors, errorBody } from '../schemas.js';
+import { LIMITS, bodyErrors, errorBody } from '../schemas.js';
 import { PasswordChangeBody } from './schemas.js';
 
 const who = {
@@ -60,7 +60,10 @@ export function registerPasswordRecoveryRoutes(app: FastifyInstance, deps: AppCo
         body: ResetBody,
         response: {
           204: { type: 'null', description: 'The password is set; every session of the admin has ended' },
-          ...bodyErrors({ 401: errorBody('Unknown account, or a wrong, spent or expired code', 'Invalid or expired recovery code'), 429: ErrorBodies.throttled }),
+          ...bodyErrors({
+            401: errorBody('Unknown account, or a wrong, spent or expired code', 'Invalid or expired recovery code'),
+            429: errorBody('Too many guesses at recovery codes from this client address; header Retry-After (seconds)', 'Too many attempts. Try again later.'),
+          }),
         },
       },
     },
