@@ -38,11 +38,15 @@ export async function resetForgottenPassword(deps: AppContext, reset: Reset, con
   if (!(await admitRecoveryGuess(deps, account, ip))) throw new AppError('RECOVERY_THROTTLED');
   const admin = await findAdminForLogin(deps.db, canonicalKey(reset.schoolId), canonicalKey(reset.username));
   const codeHash = hashPasswordRecoveryCode(reset.code);
+  // An unknown account costs what a known one does (the same look-up, an event), so the refusal's
+  // time does not tell them apart.
   const refused = async () => {
-    if (admin !== undefined) await recordEvent(deps.db, deps.clock, context, { type: 'admin.password_recovery_failed', ...aboutAdmin(admin) });
+    const who = admin === undefined ? { schoolId: canonicalKey(reset.schoolId), username: reset.username } : aboutAdmin(admin);
+    await recordEvent(deps.db, deps.clock, context, { type: 'admin.password_recovery_failed', ...who });
     return new AppError('RECOVERY_CODE_INVALID');
   };
-  if (admin === undefined || !(await isLiveRecoveryCode(deps.db, admin.id, codeHash, nowSeconds(deps.clock)))) throw await refused();
+  const live = await isLiveRecoveryCode(deps.db, admin?.id ?? '', codeHash, nowSeconds(deps.clock));
+  if (admin === undefined || !live) throw await refused();
   // A school whose password sign-in was turned off since has no password to set.
   if (await isPasswordLoginOff(deps.db, admin.school_key)) throw await refused();
   const hash = await deps.hasher.hash(reset.newPassword);

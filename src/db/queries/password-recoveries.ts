@@ -52,15 +52,19 @@ export async function isLiveRecoveryCode(db: Db, adminId: string, codeHash: stri
   return row !== undefined;
 }
 
-/** Spends the code: true for exactly one of several resets presenting it, decided by this delete. */
+/**
+ * Spends the code: true for exactly one of several resets presenting it, decided by this update.
+ * The row stays (expired) so that the hour's count of codes mailed still holds.
+ */
 export async function spendRecoveryCode(db: Db, adminId: string, codeHash: string, now: number): Promise<boolean> {
   const result = await db
-    .deleteFrom('password_recoveries')
+    .updateTable('password_recoveries')
+    .set({ expires_at: 0 })
     .where('admin_id', '=', adminId)
     .where('code_hash', '=', codeHash)
     .where('expires_at', '>', now)
     .executeTakeFirst();
-  return Number(result.numDeletedRows) === 1;
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /** Any code of the admin stops working (a new password was set another way). */
