@@ -24,6 +24,12 @@ export function startDelivery(deps: DeliveryDeps, counts: OutboxCounts): Deliver
   const smtp = deps.config.notifications.smtp;
   const channels = { mailer: smtp === undefined ? undefined : createMailer(smtp), policy: { allowPrivate: deps.config.notifications.webhookAllowPrivate } };
   const owner = secureRandomBytes(12).toString('base64url');
+  // SMTP_URL checked at start as a send would use it, so a wrong host or login shows in the log
+  // now rather than in the first dead letter; nothing is refused for it.
+  void channels.mailer?.verify().then((problem) => {
+    if (problem === undefined) deps.logger.info({ smtp: 'ok' }, 'mail server reached: e-mail notifications can be sent');
+    else deps.logger.warn({ problem }, 'SMTP_URL: the mail server cannot be used now; e-mails wait and are retried');
+  });
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let timerAt = Infinity;

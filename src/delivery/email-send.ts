@@ -15,6 +15,8 @@ export interface MailResult {
 
 export interface Mailer {
   send(to: readonly string[], message: EmailText): Promise<MailResult>;
+  /** Connects, upgrades and logs in as a send would, sending nothing: the problem, or undefined when all went well. */
+  verify(): Promise<string | undefined>;
   close(): void;
 }
 
@@ -46,6 +48,14 @@ export function createMailer(smtp: NonNullable<NotificationsConfig['smtp']>, tim
         const sender = typeof command === 'string' && command.toUpperCase().startsWith('MAIL');
         const refused = (stage === 'EENVELOPE' && !sender) || stage === 'EMESSAGE';
         return { sent: false, permanent: refused && code !== undefined && code >= 500, error: (error as Error).message.slice(0, 500) };
+      }
+    },
+    async verify() {
+      try {
+        await transport.verify();
+        return undefined;
+      } catch (error) {
+        return (error as Error).message.slice(0, 300);
       }
     },
     close() {
