@@ -13,12 +13,11 @@ import { pruneAuditTrail } from './audit/prune-trail.js';
 import { pruneSsoRows } from '../db/queries/sso-login-codes.js';
 import { CALLBACK_FAILURE_WINDOW } from './sso/callback.js';
 import { deleteFinishedMessages } from '../db/queries/outbox.js';
-import { deleteStaleSignInAddresses } from '../db/queries/sign-in-addresses.js';
 
 const DAY = 86_400;
 /** Delivered, dead and dropped messages stay listed by `webhooks deliveries` this long. */
 export const FINISHED_MESSAGE_DAYS = 30;
-/** An address an admin has not signed in from for this long is new again. */
+/** An address an admin has not signed in from for this long is new again (and no longer exempts it from throttling, after THROTTLE_KNOWN_IP_DAYS). */
 export const SIGN_IN_ADDRESS_DAYS = 365;
 
 interface PruneOptions {
@@ -45,7 +44,7 @@ export async function prune(deps: Pick<AppContext, 'db' | 'clock' | 'config'>, o
     sessions: await deleteEndedSessions(deps.db, now - Math.max(options.sessionDays * DAY, feedWindow), deps.config.refreshIdleTimeout),
     sessionsKeptWithin: clamped ? feedWindow : undefined,
     counters: await deleteStaleCounters(deps.db, now - counterHorizon, throttle.lockoutFailures),
-    clientIps: await deleteStaleClientIps(deps.db, now - throttle.knownIpDays * DAY),
+    clientIps: await deleteStaleClientIps(deps.db, now - Math.max(throttle.knownIpDays, SIGN_IN_ADDRESS_DAYS) * DAY),
     events: options.eventDays === undefined ? 0 : await pruneAuditTrail(deps, (now - options.eventDays * DAY) * 1000),
     // An expired mfa_token can never be answered: nothing needs its row.
     mfaChallenges: await deleteChallenges(deps.db, { expiredBefore: now }),
@@ -54,6 +53,5 @@ export async function prune(deps: Pick<AppContext, 'db' | 'clock' | 'config'>, o
     mfaThrottle: await deleteStaleMfaThrottle(deps.db, now - MFA_THROTTLE.perAddress.window, NEW_ADDRESSES),
     ssoRows: await pruneSsoRows(deps.db, now, CALLBACK_FAILURE_WINDOW),
     messages: await deleteFinishedMessages(deps.db, (now - FINISHED_MESSAGE_DAYS * DAY) * 1000),
-    signInAddresses: await deleteStaleSignInAddresses(deps.db, now - SIGN_IN_ADDRESS_DAYS * DAY),
   };
 }

@@ -9,7 +9,6 @@ import { aboutAdmin, recordEvent, type RequestContext } from '../events.js';
 import { amrText, type Assurance } from '../keys/assurance.js';
 import { generateRefreshToken, hashRefreshToken } from './refresh-token.js';
 import { settleLoginSuccess } from '../throttling/throttle.js';
-import { rememberSignInAddress } from '../../db/queries/sign-in-addresses.js';
 
 export interface LoginResult {
   readonly accessToken: string;
@@ -67,9 +66,9 @@ export async function startSession(
   // costs one commit (one fsync on SQLite) rather than one per statement.
   const started = await deps.db.transaction().execute(async (trx) => {
     if (!(await insertSession(trx, session, hashRefreshToken(refreshToken)))) return false;
-    await settleLoginSuccess({ ...deps, db: trx }, client.account, client.ip);
+    const newAddress = await settleLoginSuccess({ ...deps, db: trx }, client.account, client.ip);
     await recordEvent(trx, deps.clock, context, { type: federation === undefined ? 'login.success' : 'sso.success', ...aboutAdmin(admin), sessionId });
-    if (context.ip !== null && (await rememberSignInAddress(trx, admin.id, context.ip, now))) {
+    if (newAddress && context.ip !== null) {
       await recordEvent(trx, deps.clock, context, { type: 'login.new_address', ...aboutAdmin(admin), sessionId, detail: context.ip });
     }
     return true;

@@ -69,14 +69,19 @@ async function longestBlock(db: Db, rules: readonly CounterRule[], now: number, 
   return longest;
 }
 
-/** A success clears the account's counters for this IP and across IPs, and remembers the IP. */
-export async function settleLoginSuccess(deps: Deps, account: string, ip: string): Promise<void> {
+/**
+ * A success clears the account's counters for this IP and across IPs, and remembers the IP (also
+ * with the throttle off: a sign-in from a new address is told to the admin). True when the IP is
+ * new to an account that signed in from another before.
+ */
+export async function settleLoginSuccess(deps: Deps, account: string, ip: string): Promise<boolean> {
   const settings = deps.config.throttle;
-  if (!settings.enabled) return;
-  const names = keys(account, ip);
-  await deleteCounters(deps.db, [names.accountIp, names.account]);
-  await releaseAttempt(deps.db, names.ip, settings.ipFailures);
-  await rememberClientIp(deps.db, account, ip, nowSeconds(deps.clock));
+  if (settings.enabled) {
+    const names = keys(account, ip);
+    await deleteCounters(deps.db, [names.accountIp, names.account]);
+    await releaseAttempt(deps.db, names.ip, settings.ipFailures);
+  }
+  return rememberClientIp(deps.db, account, ip, nowSeconds(deps.clock));
 }
 
 /** Gives back a reserved attempt that was never checked (the hash queue was full, the database failed). */

@@ -4,8 +4,6 @@ import type { Kysely, Migration } from 'kysely';
  * Notifications to administrators (e-mail) and to the platform (signed webhooks), docs/notifications.md.
  * - `admin_emails`: the addresses an admin is told at: set by an operator, or the verified e-mail
  *   the district's IdP asserted at a single sign-on.
- * - `sign_in_addresses`: the client addresses each admin signed in from, so a sign-in from a new
- *   one can be told. The insert of a new pair decides, once, that the address is new.
  * - `webhooks`: the platform's endpoints; `secret` (and the previous secret while a rotation's
  *   overlap lasts) sealed under KEY_ENCRYPTION_KEY_FILE like the signing keys.
  * - `outbox`: one message per event and recipient, written in the transaction of the change it
@@ -22,16 +20,6 @@ export const notifications: Migration = {
       .addColumn('added_at', 'bigint', (col) => col.notNull())
       .addPrimaryKeyConstraint('admin_emails_pkey', ['admin_id', 'address'])
       .execute();
-
-    await db.schema
-      .createTable('sign_in_addresses')
-      .addColumn('admin_id', 'text', (col) => col.notNull())
-      .addColumn('ip', 'text', (col) => col.notNull())
-      .addColumn('first_at', 'bigint', (col) => col.notNull())
-      .addColumn('last_at', 'bigint', (col) => col.notNull())
-      .addPrimaryKeyConstraint('sign_in_addresses_pkey', ['admin_id', 'ip'])
-      .execute();
-    await db.schema.createIndex('sign_in_addresses_last').on('sign_in_addresses').column('last_at').execute();
 
     await db.schema
       .createTable('webhooks')

@@ -154,10 +154,21 @@ export async function deleteAccountCounters(db: Db, account: string): Promise<nu
   return Number(result.numDeletedRows);
 }
 
-export async function rememberClientIp(db: Db, account: string, ip: string, now: number): Promise<void> {
-  await db
+/**
+ * Remembers a successful sign-in from `ip`. True when the address is new to the account and the
+ * account had signed in from another before (a first sign-in ever tells nothing): the insert
+ * decides, so of two parallel sign-ins from one new address exactly one reports it.
+ */
+export async function rememberClientIp(db: Db, account: string, ip: string, now: number): Promise<boolean> {
+  const inserted = await db
     .insertInto('known_client_ips')
     .values({ account, ip, last_success_at: now })
-    .onConflict((conflict) => conflict.columns(['account', 'ip']).doUpdateSet({ last_success_at: now }))
-    .execute();
+    .onConflict((conflict) => conflict.columns(['account', 'ip']).doNothing())
+    .executeTakeFirst();
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) {
+    await db.updateTable('known_client_ips').set({ last_success_at: now }).where('account', '=', account).where('ip', '=', ip).execute();
+    return false;
+  }
+  const other = await db.selectFrom('known_client_ips').select('ip').where('account', '=', account).where('ip', '!=', ip).limit(1).executeTakeFirst();
+  return other !== undefined;
 }

@@ -7,7 +7,7 @@ import type { MfaChallengesTable } from './mfa-challenges.js';
 import type { MfaFactorsTable } from './mfa-factors.js';
 import type { MfaRecoveryCodesTable } from './mfa-recovery-codes.js';
 import type { MfaThrottleTable } from './mfa-throttle.js';
-import type { AdminEmailsTable, OutboxAttemptsTable, OutboxTable, PasswordRecoveriesTable, SignInAddressesTable, WebhooksTable } from './notifications.js';
+import type { AdminEmailsTable, OutboxAttemptsTable, OutboxTable, PasswordRecoveriesTable, WebhooksTable } from './notifications.js';
 import type { RefreshTokensTable } from './refresh-tokens.js';
 import type { RevocationSequenceTable } from './revocation-sequence.js';
 import type { SchoolsTable } from './schools.js';
@@ -48,7 +48,6 @@ export interface DatabaseSchema {
   sso_callback_failures: SsoCallbackFailuresTable;
   sso_logout_tokens: SsoLogoutTokensTable;
   admin_emails: AdminEmailsTable;
-  sign_in_addresses: SignInAddressesTable;
   webhooks: WebhooksTable;
   outbox: OutboxTable;
   outbox_attempts: OutboxAttemptsTable;

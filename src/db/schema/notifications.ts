@@ -6,14 +6,6 @@ export interface AdminEmailsTable {
   added_at: number;
 }
 
-/** A client address an admin signed in from; times in epoch seconds. */
-export interface SignInAddressesTable {
-  admin_id: string;
-  ip: string;
-  first_at: number;
-  last_at: number;
-}
-
 /** A platform endpoint. `events` is `*` or a comma-separated list; `school_key` null for all schools. */
 export interface WebhooksTable {
   id: string;

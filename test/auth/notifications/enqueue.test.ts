@@ -73,6 +73,15 @@ describe.each(TEST_DIALECTS)('notifications are written with the change they rep
     expect(JSON.parse(message.payload)).toMatchObject({ data: { ip: '198.51.100.7', detail: '198.51.100.7' } });
   });
 
+  it('a sign-in from a new address is told with the login throttle off too', async () => {
+    const { t, admin } = await withWebhook({ LOGIN_THROTTLE: 'off' });
+    const from = (ip: string) =>
+      t.app.inject({ method: 'POST', url: '/admin/auth/login', remoteAddress: ip, payload: { school_id: admin.schoolId, username: admin.username, password: PASSWORD } });
+    expect((await from('203.0.113.1')).statusCode).toBe(200);
+    expect((await from('198.51.100.7')).statusCode).toBe(200);
+    expect(await outbox(t)).toEqual(['login.new_address webhook']);
+  });
+
   it('second factors: enrolled, recovery codes renewed and used, removed, reset by an operator', async () => {
     const { t, admin, ref } = await withWebhook();
     const enrolled = await adminWithTotp(t, admin);
