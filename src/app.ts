@@ -64,7 +64,7 @@ export async function buildApp(deps: AppContext): Promise<FastifyInstance> {
   // Metrics first, since only the routes registered after them are observed. GET /metrics is on
   // the management listener (buildManagementApp), never on this public app.
   const metrics = deps.config.metricsEnabled
-    ? registerMetrics(app, { database: deps.database, hashQueue: deps.hasher.queue, databaseOutage: deps.databaseOutage, outbox: deps.outbox })
+    ? registerMetrics(app, { database: deps.database, hashQueue: deps.hasher.queue, databaseOutage: deps.databaseOutage, outbox: deps.outbox, clock: deps.clock })
     : undefined;
   registerRequestLifecycle(app, metrics?.observeUnmatched);
   await registerCors(app, deps.config.corsOrigins);

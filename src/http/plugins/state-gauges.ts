@@ -2,7 +2,9 @@ import { Gauge, type Registry } from 'prom-client';
 import type { WorkQueue } from '../../auth/passwords/work-queue.js';
 import type { Database } from '../../db/database.js';
 import type { DatabaseOutageWatch } from '../../db/outage-watch.js';
+import type { Clock } from '../../runtime/clock.js';
 import type { OutboxCounts } from '../../runtime/outbox-counts.js';
+import { registerAgeGauges } from './age-gauges.js';
 import { registerOutboxMetrics } from './outbox-metrics.js';
 
 export interface GaugeSources {
@@ -10,6 +12,7 @@ export interface GaugeSources {
   readonly hashQueue: WorkQueue;
   readonly databaseOutage: DatabaseOutageWatch;
   readonly outbox: OutboxCounts;
+  readonly clock: Clock;
 }
 
 /** The gauges of the service's state, read at each scrape rather than kept up to date. */
@@ -51,4 +54,5 @@ export function registerStateGauges(registry: Registry, sources: GaugeSources): 
     },
   });
   registerOutboxMetrics(registry, sources);
+  registerAgeGauges(registry, sources);
 }
