@@ -85,10 +85,11 @@ describe.concurrent('school-auth webhooks', () => {
     try {
       const app = await ws.openApp(LOOPBACK_ENV);
       await addWebhook(app.services, { url: receiver.url });
-      // The instance's deliveries on a clock the test moves; the CLI runs on the system clock.
+      // The instance's events and deliveries on a clock the test moves (the system clock would move
+      // on between writing a message and a round asking what is due); the CLI runs on the system clock.
       const clock = new TestClock(Date.now());
       const deps = { ...app.services, clock };
-      const notify = (detail: string) => recordEvent(app.services.db, app.services.clock, CLI_CONTEXT, { type: 'keys.revoked', detail });
+      const notify = (detail: string) => recordEvent(app.services.db, clock, CLI_CONTEXT, { type: 'keys.revoked', detail });
 
       await notify('first');
       expect(await deliver(deps, channelsOf(app.config))).toBe(1);
