@@ -29,6 +29,11 @@ export interface EmailText {
   readonly html: string;
 }
 
+/** An ISO time as people read it: `2026-12-04 09:15:02 UTC`. */
+export function utc(iso: string): string {
+  return iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+}
+
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }
@@ -38,7 +43,7 @@ function facts(payload: NotificationPayload): [string, string][] {
   const { data } = payload;
   const where = data.ip === null ? 'the school-auth command line (an operator)' : data.ip;
   return [
-    ['When', `${payload.timestamp.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}`],
+    ['When', utc(payload.timestamp)],
     ['School', data.school_id ?? '-'],
     ['Username', data.username ?? '-'],
     ['From address', where],

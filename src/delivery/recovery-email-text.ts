@@ -1,8 +1,6 @@
 import type { NotificationPayload } from '../auth/notifications.js';
 import { recoveryLink } from '../auth/accounts/recovery-code.js';
-import { escapeHtml, type EmailText } from './email-text.js';
-
-const utc = (iso: string) => iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+import { escapeHtml, utc, type EmailText } from './email-text.js';
 
 /**
  * The e-mail that carries a recovery code: the link to the front end's page when

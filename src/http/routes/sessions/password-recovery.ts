@@ -6,16 +6,13 @@ import { requestPasswordRecovery } from '../../../auth/accounts/recovery-request
 import { resetForgottenPassword } from '../../../auth/accounts/recovery-reset.js';
 import type { AppContext } from '../../../auth/context.js';
 import { BackgroundWork } from '../../../runtime/background-work.js';
-import { ValidationFailure } from '../../body/validation-failure.js';
 import { TAG } from '../../plugins/docs-tags.js';
 import { requestContext } from '../../request-context.js';
-import { LIMITS, bodyErrors, errorBody } from '../schemas.js';
+import { LoginBody, bodyErrors, errorBody } from '../schemas.js';
+import { rejectedNewPassword } from './password.js';
 import { PasswordChangeBody } from './schemas.js';
 
-const who = {
-  school_id: Type.String({ maxLength: LIMITS.school_id, description: 'Identifier of the school' }),
-  username: Type.String({ maxLength: LIMITS.username, description: 'Administrator user name' }),
-};
+const who = { school_id: LoginBody.properties.school_id, username: LoginBody.properties.username };
 const ForgotBody = Type.Object(who);
 const ResetBody = Type.Object({
   ...who,
@@ -73,7 +70,7 @@ export function registerPasswordRecoveryRoutes(app: FastifyInstance, deps: AppCo
         await resetForgottenPassword(deps, { schoolId: school_id, username, code, newPassword: new_password }, requestContext(request));
       } catch (error) {
         if (error instanceof NewPasswordRejected) {
-          throw new ValidationFailure([{ type: 'value_error', loc: ['body', 'new_password'], msg: `Value error, ${error.problem}`, input: '[redacted]', ctx: { error: {} } }]);
+          throw rejectedNewPassword(error.problem);
         }
         throw error;
       }

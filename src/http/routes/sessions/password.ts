@@ -10,7 +10,7 @@ import { ErrorBodies, bodyErrors } from '../schemas.js';
 import { PasswordChangeBody, SessionErrorBodies } from './schemas.js';
 
 /** A password the rules refuse, as FastAPI reports a model validator's ValueError; never echoed. */
-function rejectedNewPassword(problem: string): ValidationFailure {
+export function rejectedNewPassword(problem: string): ValidationFailure {
   return new ValidationFailure([
     { type: 'value_error', loc: ['body', 'new_password'], msg: `Value error, ${problem}`, input: '[redacted]', ctx: { error: {} } },
   ]);
