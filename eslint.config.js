@@ -7,6 +7,7 @@ import tseslint from 'typescript-eslint';
  */
 const AUTH_LAYERS = [
   ['housekeeping.ts', 'key-encryption-upgrade.ts'],
+  ['scim/'],
   ['sign-in/'],
   ['sso/'],
   ['mfa/'],

@@ -18,6 +18,7 @@ import { registerPasswordRecoveryRoutes } from './http/routes/sessions/password-
 import { registerRevocationRoute } from './http/routes/sessions/revocations.js';
 import { registerSessionRoutes } from './http/routes/sessions/sessions.js';
 import { registerRequestLifecycle } from './http/request-lifecycle.js';
+import { registerScimRoutes } from './http/routes/scim/scim.js';
 import { registerSsoRoutes } from './http/routes/sso/sso.js';
 import { registerTokenRoutes } from './http/routes/tokens.js';
 import { registerValidator } from './http/body/validator.js';
@@ -84,6 +85,7 @@ export async function buildApp(deps: AppContext): Promise<FastifyInstance> {
   app.addHook('onClose', () => recoveries.idle());
   registerRevocationRoute(app, deps);
   registerOperationRoutes(app, deps);
+  await registerScimRoutes(app, deps);
   await app.ready();
   return app;
 }

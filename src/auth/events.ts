@@ -52,7 +52,11 @@ export type EventType =
   | 'admin.password_recovery_requested'
   | 'admin.password_recovery_failed'
   | 'admin.recovery_link_created'
-  | 'school.password_recovery';
+  | 'school.password_recovery'
+  | 'admin.updated'
+  | 'admin.deleted'
+  | 'scim.token_created'
+  | 'scim.token_revoked';
 
 /** Who did it and from where: the request context of an audited action. */
 export interface RequestContext {

@@ -13,6 +13,7 @@ import { pruneAuditTrail } from './audit/prune-trail.js';
 import { pruneSsoRows } from '../db/queries/sso-login-codes.js';
 import { CALLBACK_FAILURE_WINDOW } from './sso/callback.js';
 import { deleteFinishedMessages } from '../db/queries/outbox.js';
+import { deleteDeletedAdmins } from '../db/queries/admin-deletion.js';
 
 const DAY = 86_400;
 /** Delivered, dead and dropped messages stay listed by `webhooks deliveries` this long. */
@@ -40,8 +41,11 @@ export async function prune(deps: Pick<AppContext, 'db' | 'clock' | 'config'>, o
   const throttle = deps.config.throttle;
   // A counter still matters while any window or the known-IP period could count it.
   const counterHorizon = Math.max(throttle.accountIpWindow, throttle.accountWindow, throttle.ipWindow, throttle.knownIpDays * DAY);
+  const sessions = await deleteEndedSessions(deps.db, now - Math.max(options.sessionDays * DAY, feedWindow), deps.config.refreshIdleTimeout);
   return {
-    sessions: await deleteEndedSessions(deps.db, now - Math.max(options.sessionDays * DAY, feedWindow), deps.config.refreshIdleTimeout),
+    sessions,
+    // After the sessions: a deleted admin's row goes with its last session.
+    deletedAdmins: await deleteDeletedAdmins(deps.db),
     sessionsKeptWithin: clamped ? feedWindow : undefined,
     counters: await deleteStaleCounters(deps.db, now - counterHorizon, throttle.lockoutFailures),
     clientIps: await deleteStaleClientIps(deps.db, now - Math.max(throttle.knownIpDays, SIGN_IN_ADDRESS_DAYS) * DAY),

@@ -24,6 +24,7 @@ export const NOTIFYING_EVENTS: Readonly<Record<string, Audience>> = {
   'sso.linked': 'admin and platform',
   'sso.unlinked': 'admin and platform',
   'refresh.reuse': 'admin and platform',
+  'admin.deleted': 'platform',
   'keys.revoked': 'platform',
 };
 

@@ -30,3 +30,9 @@ export function outageReason(error: unknown): string {
   const text = (error.message || first || error.name).split('\n', 1)[0]!;
   return typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
 }
+
+/** Whether a statement failed on a unique index: another row already holds the value. */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}

@@ -19,6 +19,7 @@ import { singleSignOn } from './migrations/013-single-sign-on.js';
 import { ssoLogoutTokens } from './migrations/014-sso-logout-tokens.js';
 import { notifications } from './migrations/015-notifications.js';
 import { passwordRecovery } from './migrations/016-password-recovery.js';
+import { directoryProvisioning } from './migrations/017-directory-provisioning.js';
 
 /** Every migration, in order. Names are permanent once released. */
 const migrations: Record<string, Migration> = {
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '014-sso-logout-tokens': ssoLogoutTokens,
   '015-notifications': notifications,
   '016-password-recovery': passwordRecovery,
+  '017-directory-provisioning': directoryProvisioning,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

@@ -1,7 +1,7 @@
 /** E-mail delivery against SMTP servers that are down, slow, refusing or without STARTTLS. */
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { replaceEmail } from '../../src/db/queries/admin-emails.js';
+import { replaceEmails } from '../../src/db/queries/admin-emails.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
 import { freePort } from '../helpers/free-port.js';
 import { smtpUrl } from '../helpers/smtp-server.js';
@@ -108,7 +108,7 @@ describe.each(TEST_DIALECTS)('e-mail delivery failures on %s', (dialect) => {
     });
     const t = await app(server.url);
     const admin = await adminWithEmail(t, 'alice', 'alice@lincoln-high.example');
-    await replaceEmail(t.services.db, admin.id, 'sso', 'gone@district.example', 1);
+    await replaceEmails(t.services.db, admin.id, 'sso', ['gone@district.example'], 1);
     await operatorChangesPassword(t, admin.ref);
     await deliver(t, channels(t));
     expect(server.received.map((mail) => mail.to)).toEqual([['alice@lincoln-high.example']]);

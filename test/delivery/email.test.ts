@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { setAdminEmail } from '../../src/auth/accounts/admin-email.js';
 import { NOTIFYING_EVENTS } from '../../src/auth/notifications.js';
-import { replaceEmail } from '../../src/db/queries/admin-emails.js';
+import { replaceEmails } from '../../src/db/queries/admin-emails.js';
 import { WHAT_HAPPENED, emailText } from '../../src/delivery/email-text.js';
 import { PASSWORD, signIn } from '../helpers/app.js';
 import { TEST_DIALECTS } from '../helpers/database.js';
@@ -35,7 +35,7 @@ describe.each(TEST_DIALECTS)('e-mail notifications on %s', (dialect) => {
     // Signed in before any address was set: that sign-in from a new address writes no e-mail.
     const session = await signIn(t.app, alice);
     await setAdminEmail(t.services, alice.ref, 'Alice.Smith@Lincoln-High.example');
-    await replaceEmail(t.services.db, alice.id, 'sso', 'alice@district.example', 1);
+    await replaceEmails(t.services.db, alice.id, 'sso', ['alice@district.example'], 1);
     t.clock.advance(90);
 
     const changed = await t.app.inject({

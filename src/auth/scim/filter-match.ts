@@ -1,4 +1,4 @@
-import type { Comparison, FilterValue, ScimFilter } from '../../db/queries/scim-filter.js';
+import type { Comparison, FilterValue, ScimFilter } from './scim-filter.js';
 import { ENTERPRISE_SCHEMA } from './user-schema.js';
 
 /**

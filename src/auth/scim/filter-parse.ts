@@ -1,4 +1,4 @@
-import type { Comparison, FilterValue, ScimFilter } from '../../db/queries/scim-filter.js';
+import type { Comparison, FilterValue, ScimFilter } from './scim-filter.js';
 import { badRequest, type ScimError, type ScimType } from './scim-error.js';
 import { COMMON_ATTRIBUTES, ENTERPRISE_ATTRIBUTES, ENTERPRISE_SCHEMA, USER_ATTRIBUTES, USER_SCHEMA, findAttribute, type ScimAttribute } from './user-schema.js';
 

@@ -1,4 +1,4 @@
-import type { ScimFilter } from '../../db/queries/scim-filter.js';
+import type { ScimFilter } from './scim-filter.js';
 import { FilterParser } from './filter-parse.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { FilterValue, ScimFilter } from '../../db/queries/scim-filter.js';
+import type { FilterValue, ScimFilter } from './scim-filter.js';
 import { isJsonObject, matchesFilter, memberOf } from './filter-match.js';
 import { parsePath, type PatchPath } from './patch-path.js';
 import { ScimError, badRequest } from './scim-error.js';

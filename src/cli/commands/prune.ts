@@ -21,7 +21,7 @@ export function registerPruneCommand(program: Command): void {
       const eventDays = days(options.eventsOlderThan, '--events-older-than');
       return withServices(async (services) => {
         const deleted = await prune(services, { sessionDays, eventDays });
-        say(`deleted ${deleted.sessions} sessions, ${deleted.counters} throttle counters, ${deleted.clientIps} known IPs, ${deleted.events} events, ${deleted.mfaChallenges} expired mfa_tokens, ${deleted.mfaThrottle} second-factor counters, ${deleted.messages} finished notifications`);
+        say(`deleted ${deleted.sessions} sessions, ${deleted.deletedAdmins} deleted admins' rows, ${deleted.counters} throttle counters, ${deleted.clientIps} known IPs, ${deleted.events} events, ${deleted.mfaChallenges} expired mfa_tokens, ${deleted.mfaThrottle} second-factor counters, ${deleted.messages} finished notifications`);
         if (deleted.sessionsKeptWithin !== undefined) {
           say(`kept sessions ended within the last ${deleted.sessionsKeptWithin} s: the revocation feed lists them for ACCESS_TOKEN_TTL + 60 s`);
         }

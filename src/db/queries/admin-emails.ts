@@ -1,6 +1,6 @@
 import type { Db } from '../database.js';
 
-export type EmailSource = 'operator' | 'sso';
+export type EmailSource = 'operator' | 'sso' | 'scim';
 
 export async function emailsOf(db: Db, adminId: string): Promise<string[]> {
   const rows = await db.selectFrom('admin_emails').select('address').where('admin_id', '=', adminId).orderBy('address').execute();
@@ -19,13 +19,13 @@ export async function emailsByAdmin(db: Db): Promise<Map<string, string[]>> {
   return byAdmin;
 }
 
-/** Replaces the addresses `source` gave the admin with `address` (none when null). */
-export async function replaceEmail(db: Db, adminId: string, source: EmailSource, address: string | null, now: number): Promise<void> {
+/** Replaces the addresses `source` gave the admin with `addresses` (none when empty). */
+export async function replaceEmails(db: Db, adminId: string, source: EmailSource, addresses: readonly string[], now: number): Promise<void> {
   await db.deleteFrom('admin_emails').where('admin_id', '=', adminId).where('source', '=', source).execute();
-  if (address === null) return;
+  if (addresses.length === 0) return;
   await db
     .insertInto('admin_emails')
-    .values({ admin_id: adminId, address, source, added_at: now })
+    .values([...new Set(addresses)].map((address) => ({ admin_id: adminId, address, source, added_at: now })))
     .onConflict((conflict) => conflict.columns(['admin_id', 'address']).doNothing())
     .execute();
 }

@@ -55,6 +55,7 @@ export function listAdmins(db: Db, schoolKey?: string): Promise<(Admin & { schoo
     .innerJoin('schools', 'schools.key', 'admins.school_key')
     .selectAll('admins')
     .select('schools.school_id')
+    .where('admins.deleted_at', 'is', null)
     .orderBy('admins.school_key')
     .orderBy('admins.username_key');
   if (schoolKey !== undefined) query = query.where('admins.school_key', '=', schoolKey);

@@ -1,5 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../database.js';
+import { isUniqueViolation } from '../errors.js';
 import type { SsoLinksTable } from '../schema/sso-links.js';
 
 export type SsoLink = Selectable<SsoLinksTable>;
@@ -18,11 +19,6 @@ export async function putSsoLink(db: Db, link: Insertable<SsoLinksTable>): Promi
     if (isUniqueViolation(error)) return false;
     throw error;
   }
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
 /** Deletes an admin's link in one statement and answers what it was, or undefined when there was none. */

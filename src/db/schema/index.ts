@@ -11,6 +11,7 @@ import type { AdminEmailsTable, OutboxAttemptsTable, OutboxTable, PasswordRecove
 import type { RefreshTokensTable } from './refresh-tokens.js';
 import type { RevocationSequenceTable } from './revocation-sequence.js';
 import type { SchoolsTable } from './schools.js';
+import type { ScimTokensTable } from './scim-tokens.js';
 import type { ServerSecretsTable } from './server-secrets.js';
 import type { SessionsTable } from './sessions.js';
 import type { SigningKeysTable } from './signing-keys.js';
@@ -52,4 +53,5 @@ export interface DatabaseSchema {
   outbox: OutboxTable;
   outbox_attempts: OutboxAttemptsTable;
   password_recoveries: PasswordRecoveriesTable;
+  scim_tokens: ScimTokensTable;
 }

@@ -8,6 +8,7 @@ export const TAG = {
   mfa: 'second factor',
   keys: 'keys',
   operations: 'operations',
+  scim: 'directory provisioning (SCIM 2.0)',
 } as const;
 
 /** What each group is for, said as the people who build the admin pages and services would ask it. */
@@ -36,5 +37,11 @@ export const OPENAPI_TAGS = [
   {
     name: TAG.operations,
     description: 'For load balancers and monitoring: is the service up, and ready to answer. Metrics are on the management port (MANAGEMENT_PORT), not here.',
+  },
+  {
+    name: TAG.scim,
+    description:
+      "For the district's directory (Microsoft Entra ID, Okta): create, update, deactivate and delete a school's administrators. " +
+      'Authorize with a SCIM token from `school-auth scim token create`; answers and errors are SCIM\'s own (RFC 7644). See docs/scim.md.',
   },
 ];

@@ -41,7 +41,10 @@ export async function registerOpenApi(app: FastifyInstance, options: { docs: boo
       },
       tags: OPENAPI_TAGS,
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          scimToken: { type: 'http', scheme: 'bearer', description: 'A SCIM token: school-auth scim token create --school ID' },
+        },
       },
     },
   });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ScimFilter } from '../../../src/db/queries/scim-filter.js';
+import type { ScimFilter } from '../../../src/auth/scim/scim-filter.js';
 import { FILTER_LIMITS, parseFilter } from '../../../src/auth/scim/filter-parse.js';
 import { ScimError } from '../../../src/auth/scim/scim-error.js';
 import { ENTERPRISE_SCHEMA } from '../../../src/auth/scim/user-schema.js';

@@ -89,6 +89,17 @@ const ENDPOINTS: ReadonlyArray<[string, string]> = [
   ['get', '/.well-known/jwks.json'],
   ['get', '/healthz'],
   ['get', '/readyz'],
+  ['get', '/scim/v2/Users'],
+  ['post', '/scim/v2/Users'],
+  ['get', '/scim/v2/Users/{id}'],
+  ['put', '/scim/v2/Users/{id}'],
+  ['patch', '/scim/v2/Users/{id}'],
+  ['delete', '/scim/v2/Users/{id}'],
+  ['get', '/scim/v2/ServiceProviderConfig'],
+  ['get', '/scim/v2/ResourceTypes'],
+  ['get', '/scim/v2/ResourceTypes/{id}'],
+  ['get', '/scim/v2/Schemas'],
+  ['get', '/scim/v2/Schemas/{id}'],
 ];
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -122,6 +133,17 @@ const TAGGED: ReadonlyArray<[string, string, string]> = [
   ['get', '/.well-known/jwks.json', 'keys'],
   ['get', '/healthz', 'operations'],
   ['get', '/readyz', 'operations'],
+  ['get', '/scim/v2/Users', 'directory provisioning (SCIM 2.0)'],
+  ['post', '/scim/v2/Users', 'directory provisioning (SCIM 2.0)'],
+  ['get', '/scim/v2/Users/{id}', 'directory provisioning (SCIM 2.0)'],
+  ['put', '/scim/v2/Users/{id}', 'directory provisioning (SCIM 2.0)'],
+  ['patch', '/scim/v2/Users/{id}', 'directory provisioning (SCIM 2.0)'],
+  ['delete', '/scim/v2/Users/{id}', 'directory provisioning (SCIM 2.0)'],
+  ['get', '/scim/v2/ServiceProviderConfig', 'directory provisioning (SCIM 2.0)'],
+  ['get', '/scim/v2/ResourceTypes', 'directory provisioning (SCIM 2.0)'],
+  ['get', '/scim/v2/ResourceTypes/{id}', 'directory provisioning (SCIM 2.0)'],
+  ['get', '/scim/v2/Schemas', 'directory provisioning (SCIM 2.0)'],
+  ['get', '/scim/v2/Schemas/{id}', 'directory provisioning (SCIM 2.0)'],
 ];
 
 describe('GET /openapi.json: ours', () => {
@@ -131,7 +153,7 @@ describe('GET /openapi.json: ours', () => {
   });
 
   it('declares the tags, each with a description, in the order /docs shows them', () => {
-    expect((doc.tags as Array<{ name: string }>).map((tag) => tag.name)).toEqual(['sign-in and tokens', 'sessions', 'second factor', 'keys', 'operations']);
+    expect((doc.tags as Array<{ name: string }>).map((tag) => tag.name)).toEqual(['sign-in and tokens', 'sessions', 'second factor', 'keys', 'operations', 'directory provisioning (SCIM 2.0)']);
     for (const tag of doc.tags) expect(tag.description, tag.name).toEqual(expect.any(String));
   });
 
@@ -230,7 +252,8 @@ describe('GET /openapi.json', () => {
   });
 
   it('describes the 422 validation body: detail is an array of {type, loc, msg, input} items', () => {
-    for (const [, path] of ENDPOINTS.filter(([method, path]) => method === 'post' && !/\/(revoke-others|mfa\/totp|mfa\/recovery-codes|registration-options|backchannel-logout)$/.test(path))) {
+    // SCIM answers SCIM's own errors, never a 422.
+    for (const [, path] of ENDPOINTS.filter(([method, path]) => method === 'post' && !path.startsWith('/scim/') && !/\/(revoke-others|mfa\/totp|mfa\/recovery-codes|registration-options|backchannel-logout)$/.test(path))) {
       const body = responseSchema('post', path, 422);
       expect(body.required).toContain('detail');
       const detail = deref(body.properties.detail);

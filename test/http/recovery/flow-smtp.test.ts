@@ -2,7 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { replaceEmail } from '../../../src/db/queries/admin-emails.js';
+import { replaceEmails } from '../../../src/db/queries/admin-emails.js';
 import { deliverRound } from '../../../src/delivery/delivery-round.js';
 import { createMailer, type Mailer } from '../../../src/delivery/email-send.js';
 import { addWebhook } from '../../../src/delivery/webhooks.js';
@@ -64,7 +64,7 @@ describe.each(TEST_DIALECTS)('password recovery through a real SMTP server on %s
     servers.push(server);
     const t = await open({ SMTP_URL: server.url, SMTP_FROM, WEBHOOK_ALLOW_HTTP_LOOPBACK: 'true', ...env });
     const alice = await adminWithAddress(t, 'alice', 'Alice.Smith@Lincoln-High.example');
-    await replaceEmail(t.services.db, alice.id, 'sso', 'alice@district.example', 1);
+    await replaceEmails(t.services.db, alice.id, 'sso', ['alice@district.example'], 1);
     return { server, t, alice, addresses: ['Alice.Smith@lincoln-high.example', 'alice@district.example'] };
   }
 

@@ -1,0 +1,76 @@
+import type { AdminColumn, AdminFilter } from '../../db/queries/admin-filter.js';
+import type { FilterValue, ScimFilter } from './scim-filter.js';
+import { canonicalKey } from '../identity.js';
+import { badRequest } from './scim-error.js';
+
+/** The attributes a list can be filtered by, each answered from a column or an index. */
+const COLUMNS: Record<string, AdminColumn> = {
+  id: 'id',
+  userName: 'username_key',
+  externalId: 'external_id',
+  'meta.created': 'created_at',
+  'meta.lastModified': 'last_modified',
+};
+
+const unsupported = (attribute: string) =>
+  badRequest('invalidFilter', `filtering by ${attribute} is not supported; filter by id, userName, externalId, emails.value, active, meta.created or meta.lastModified`);
+
+function epochSeconds(value: FilterValue, attribute: string): number {
+  const at = typeof value === 'string' ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(at)) throw badRequest('invalidFilter', `${attribute} is compared with a date and time (RFC 3339)`);
+  return Math.floor(at / 1000);
+}
+
+function compare(filter: Extract<ScimFilter, { kind: 'compare' | 'present' }>): AdminFilter {
+  const { attribute } = filter;
+  const op = filter.kind === 'present' ? 'pr' : filter.op;
+  const value = filter.kind === 'present' ? null : filter.value;
+  if (attribute === 'emails.value') {
+    if (op === 'gt' || op === 'ge' || op === 'lt' || op === 'le') throw badRequest('invalidFilter', 'emails.value is compared with eq, ne, co, sw, ew or pr');
+    return { kind: 'email', op, value: value === null ? null : String(value) };
+  }
+  if (attribute === 'active') {
+    if (op === 'pr') return { kind: 'constant', value: true };
+    if ((op !== 'eq' && op !== 'ne') || typeof value !== 'boolean') throw badRequest('invalidFilter', 'active is compared with eq or ne and true or false');
+    return { kind: 'active', active: op === 'eq' ? value : !value };
+  }
+  const column = COLUMNS[attribute];
+  if (column === undefined) throw unsupported(attribute);
+  // userName is compared without case: as a username is, by its canonical key.
+  if (column === 'username_key') return { kind: 'column', column, op, value: value === null ? null : canonicalKey(String(value)) };
+  if (column === 'created_at' || column === 'last_modified') return { kind: 'column', column, op, value: op === 'pr' ? null : epochSeconds(value, attribute) };
+  return { kind: 'column', column, op, value: value === null ? null : String(value) };
+}
+
+/** A parsed SCIM filter as a condition on the school's admins; an attribute without an index is a 400. */
+export function adminFilter(filter: ScimFilter | undefined): AdminFilter {
+  if (filter === undefined) return { kind: 'constant', value: true };
+  switch (filter.kind) {
+    case 'and':
+    case 'or':
+      return { kind: filter.kind, left: adminFilter(filter.left), right: adminFilter(filter.right) };
+    case 'not':
+      return { kind: 'not', filter: adminFilter(filter.filter) };
+    case 'valuePath':
+      // emails[value eq "x"] is emails.value eq "x"; the type of an address is not indexed.
+      if (filter.attribute !== 'emails') throw unsupported(filter.attribute);
+      return adminFilter(relativeToEmails(filter.filter));
+    default:
+      return compare(filter);
+  }
+}
+
+function relativeToEmails(filter: ScimFilter): ScimFilter {
+  switch (filter.kind) {
+    case 'and':
+    case 'or':
+      return { ...filter, left: relativeToEmails(filter.left), right: relativeToEmails(filter.right) };
+    case 'not':
+      return { ...filter, filter: relativeToEmails(filter.filter) };
+    case 'valuePath':
+      throw unsupported(`emails.${filter.attribute}`);
+    default:
+      if (filter.attribute !== 'value') throw unsupported(`emails.${filter.attribute}`);
+      return { ...filter, attribute: 'emails.value' };
+  }
+}
