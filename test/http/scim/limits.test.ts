@@ -1,8 +1,9 @@
 /**
- * What bounds a SCIM client: a per-token throttle (50 a second, bursts of 100, per instance, on the
+ * What bounds a SCIM client: a per-token throttle (SCIM_RATE a second, bursts of SCIM_BURST, per instance, on the
  * injected clock), a 64 KiB body, a filter of at most 10 comparisons and 5 levels refused before
  * the database is asked, and pages of at most 200.
  */
+import { SCIM_BURST, SCIM_RATE } from '../../../src/http/routes/scim/scim-throttle.js';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { useTestApps, type TestApp } from '../../helpers/app.js';
@@ -38,14 +39,14 @@ describe.each(TEST_DIALECTS)('SCIM limits (%s)', (dialect) => {
     await Promise.all(recorded.splice(0).map((t) => t.close()));
   });
 
-  it('throttles each token: a burst of 100 in one millisecond, then 429 with Retry-After, then 50 a second; another token has its own bucket', async () => {
+  it(`throttles each token: a burst of ${SCIM_BURST} in one millisecond, then 429 with Retry-After, then ${SCIM_RATE} a second; another token has its own bucket`, async () => {
     const t = await open();
     const first = await scimSchool(t.services);
     const second = await scimSchool(t.services, first.schoolId);
     const one = scimClient(t.app, first.token);
     const two = scimClient(t.app, second.token);
 
-    expect(await statuses(100, () => one.get('/ServiceProviderConfig'))).toEqual(Array(100).fill(200));
+    expect(await statuses(SCIM_BURST, () => one.get('/ServiceProviderConfig'))).toEqual(Array(SCIM_BURST).fill(200));
     const refused = await one.get('/Users');
     expectScimError(refused, 429);
     expect(refused.headers['retry-after']).toBe('1');
@@ -54,20 +55,20 @@ describe.each(TEST_DIALECTS)('SCIM limits (%s)', (dialect) => {
     expect(await t.services.db.selectFrom('admins').select('id').where('username', '=', 'late@district.example').execute()).toEqual([]);
 
     // The same school's other token is not slowed down by the first, and has a bucket of its own size.
-    expect(await statuses(100, () => two.get('/Users'))).toEqual(Array(100).fill(200));
+    expect(await statuses(SCIM_BURST, () => two.get('/Users'))).toEqual(Array(SCIM_BURST).fill(200));
     expectScimError(await two.get('/Users'), 429);
 
-    // Refilled at 50 a second: half a second, 25 more.
+    // Refilled at SCIM_RATE a second: half a second, half as many more.
     t.clock.advance(0.5);
-    expect(await statuses(25, () => one.get('/Users'))).toEqual(Array(25).fill(200));
+    expect(await statuses(SCIM_RATE / 2, () => one.get('/Users'))).toEqual(Array(SCIM_RATE / 2).fill(200));
     expectScimError(await one.get('/Users'), 429);
 
     t.clock.advance(1);
-    expect(await statuses(50, () => one.get('/Users'))).toEqual(Array(50).fill(200));
+    expect(await statuses(SCIM_RATE, () => one.get('/Users'))).toEqual(Array(SCIM_RATE).fill(200));
     expectScimError(await one.get('/Users'), 429);
-    // However long the pause, a burst is at most 100.
+    // However long the pause, a burst is at most SCIM_BURST.
     t.clock.advance(3600);
-    expect(await statuses(101, () => one.get('/ServiceProviderConfig')).then((codes) => codes.filter((code) => code === 200).length)).toBe(100);
+    expect(await statuses(SCIM_BURST + 1, () => one.get('/ServiceProviderConfig')).then((codes) => codes.filter((code) => code === 200).length)).toBe(SCIM_BURST);
   });
 
   it('refuses a body over 65,536 bytes with 413 in SCIM form; one of exactly that size is read', async () => {
