@@ -1,4 +1,4 @@
-import type { AdminColumn, AdminFilter } from '../../db/queries/admin-filter.js';
+import type { AdminColumn, AdminFilter, ColumnOp } from '../../db/queries/admin-filter.js';
 import type { FilterValue, ScimFilter } from './scim-filter.js';
 import { canonicalKey } from '../identity.js';
 import { badRequest } from './scim-error.js';
@@ -15,10 +15,17 @@ const COLUMNS: Record<string, AdminColumn> = {
 const unsupported = (attribute: string) =>
   badRequest('invalidFilter', `filtering by ${attribute} is not supported; filter by id, userName, externalId, emails.value, active, meta.created or meta.lastModified`);
 
-function epochSeconds(value: FilterValue, attribute: string): number {
+/**
+ * A time compared with the whole seconds stored, as the instant it names: a fraction rounds the way
+ * that keeps the comparison (created before 5.5 s is created before 6 s) and equals no stored time.
+ * co, sw and ew mean nothing for a time: refused (RFC 7644 §3.12, invalidFilter).
+ */
+function instant(column: 'created_at' | 'last_modified', op: ColumnOp, value: FilterValue, attribute: string): AdminFilter {
+  if (op === 'pr') return { kind: 'column', column, op, value: null };
   const at = typeof value === 'string' ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(at)) throw badRequest('invalidFilter', `${attribute} is compared with a date and time (RFC 3339)`);
-  return Math.floor(at / 1000);
+  if (Number.isNaN(at) || op === 'co' || op === 'sw' || op === 'ew') throw badRequest('invalidFilter', `${attribute} is compared with a date and time (RFC 3339) by eq, ne, gt, ge, lt, le, or with pr`);
+  if (at % 1000 !== 0 && (op === 'eq' || op === 'ne')) return { kind: 'constant', value: op === 'ne' };
+  return { kind: 'column', column, op, value: (op === 'lt' || op === 'ge' ? Math.ceil : Math.floor)(at / 1000) };
 }
 
 function compare(filter: Extract<ScimFilter, { kind: 'compare' | 'present' }>): AdminFilter {
@@ -38,7 +45,7 @@ function compare(filter: Extract<ScimFilter, { kind: 'compare' | 'present' }>): 
   if (column === undefined) throw unsupported(attribute);
   // userName is compared without case: as a username is, by its canonical key.
   if (column === 'username_key') return { kind: 'column', column, op, value: value === null ? null : canonicalKey(String(value)) };
-  if (column === 'created_at' || column === 'last_modified') return { kind: 'column', column, op, value: op === 'pr' ? null : epochSeconds(value, attribute) };
+  if (column === 'created_at' || column === 'last_modified') return instant(column, op, value, attribute);
   return { kind: 'column', column, op, value: value === null ? null : String(value) };
 }
 

@@ -31,14 +31,30 @@ function columnOf(eb: Eb, column: AdminColumn) {
   return eb.ref(`admins.${column}`);
 }
 
+/**
+ * `co`, `sw`, `ew` as LIKE (its index where there is one), then the same test without case folding:
+ * SQLite's LIKE ignores the case of ASCII letters, and id and externalId are case-exact.
+ */
+function substringCondition(column: Expression<unknown>, op: 'co' | 'sw' | 'ew', value: string): Expression<SqlBool> {
+  const like = sql<SqlBool>`${column} like ${likePattern(op, value)} escape '\\'`;
+  if (value === '') return like;
+  // Both count characters (code points), as the spread does.
+  const length = [...value].length;
+  if (op === 'sw') return sql<SqlBool>`(${like} and substr(${column}, 1, ${length}) = ${value})`;
+  if (op === 'ew') return sql<SqlBool>`(${like} and substr(${column}, length(${column}) - ${length} + 1) = ${value})`;
+  // replace() removes `value` where it occurs, case-exact, in SQLite and PostgreSQL alike.
+  return sql<SqlBool>`(${like} and replace(${column}, ${value}, '') <> ${column})`;
+}
+
 function columnCondition(eb: Eb, filter: Extract<AdminFilter, { kind: 'column' }>): Expression<SqlBool> {
   const column = columnOf(eb, filter.column);
   if (filter.op === 'pr') return eb(column, 'is not', null);
   if (filter.value === null) return filter.op === 'ne' ? eb(column, 'is not', null) : eb(column, 'is', null);
-  if (filter.op === 'co' || filter.op === 'sw' || filter.op === 'ew') {
-    return sql<SqlBool>`${column} like ${likePattern(filter.op, String(filter.value))} escape '\\'`;
-  }
-  return eb(column, COMPARE[filter.op], filter.value);
+  const compared = filter.op === 'co' || filter.op === 'sw' || filter.op === 'ew' ? substringCondition(column, filter.op, String(filter.value)) : eb(column, COMPARE[filter.op], filter.value);
+  if (filter.column !== 'external_id') return compared;
+  // An admin without an external id: SQL's comparison with null is unknown, and so is its not(). SCIM
+  // has no third value: `ne` matches the absent value, the other operators do not, and not() inverts.
+  return filter.op === 'ne' ? eb.or([eb(column, 'is', null), compared]) : eb.and([eb(column, 'is not', null), compared]);
 }
 
 /** Whether one of the admin's addresses matches, compared without case (the index is on lower(address)). */
@@ -51,7 +67,8 @@ function emailCondition(eb: Eb, filter: Extract<AdminFilter, { kind: 'email' }>)
   const value = String(filter.value);
   // `id in (...)`, not a correlated `exists`: SQLite plans that as a scan of every admin, each probed for the address.
   if (filter.op === 'eq') return eb('admins.id', 'in', eb.selectFrom('admin_emails').select('admin_emails.admin_id').where(lowered, '=', sql<string>`lower(${value})`));
-  if (filter.op === 'ne') return eb.not(eb.exists(addresses.where(lowered, '=', sql<string>`lower(${value})`)));
+  // `ne`, like every operator on a multi-valued attribute, matches when one of the addresses does (RFC 7644 §3.4.2.2).
+  if (filter.op === 'ne') return eb.exists(addresses.where(lowered, '<>', sql<string>`lower(${value})`));
   return eb.exists(addresses.where(sql<SqlBool>`${lowered} like lower(${likePattern(filter.op, value)}) escape '\\'`));
 }
 
