@@ -54,7 +54,7 @@ describe.each(TEST_DIALECTS)('school-auth admin e-mail addresses on %s', (dialec
       expect((await app.services.db.selectFrom('admins').select('username').orderBy('username').execute()).map((row) => row.username)).toEqual(['alice', 'bob']);
 
       const [alice] = await app.services.db.selectFrom('admins').select('id').where('username', '=', 'alice').execute();
-      await replaceEmails(app.services.db, alice?.id ?? '', 'sso', ['asmith@district.example'], 1);
+      await replaceEmails(app.services.db, alice?.id ?? '', 'sso', [{ address: 'asmith@district.example', type: null }], 1);
       const listed = parseJson<{ username: string; email: string | null }[]>(ok(await run(['admin', 'list', '--json'])));
       expect(listed.map(({ username, email }) => ({ username, email }))).toEqual([
         { username: 'alice', email: 'Alice@lincoln-high.example,asmith@district.example' },
@@ -72,7 +72,7 @@ describe.each(TEST_DIALECTS)('school-auth admin e-mail addresses on %s', (dialec
       const run = (args: readonly string[]) => ws.run(args, { env });
       await app.seedAdmin('lincoln-high', 'alice', PASSWORD);
       const [alice] = await app.services.db.selectFrom('admins').select('id').where('username', '=', 'alice').execute();
-      await replaceEmails(app.services.db, alice?.id ?? '', 'sso', ['asmith@district.example'], 1);
+      await replaceEmails(app.services.db, alice?.id ?? '', 'sso', [{ address: 'asmith@district.example', type: null }], 1);
 
       expect(ok(await run(['admin', 'email', 'set', ...ALICE, '--email', 'alice@lincoln-high.example'])).stdout).toBe('admin "alice" is told at alice@lincoln-high.example\n');
       ok(await run(['admin', 'email', 'set', ...ALICE, '--email', 'alice.new@Lincoln-High.example']));

@@ -108,7 +108,7 @@ describe.each(TEST_DIALECTS)('e-mail delivery failures on %s', (dialect) => {
     });
     const t = await app(server.url);
     const admin = await adminWithEmail(t, 'alice', 'alice@lincoln-high.example');
-    await replaceEmails(t.services.db, admin.id, 'sso', ['gone@district.example'], 1);
+    await replaceEmails(t.services.db, admin.id, 'sso', [{ address: 'gone@district.example', type: null }], 1);
     await operatorChangesPassword(t, admin.ref);
     await deliver(t, channels(t));
     expect(server.received.map((mail) => mail.to)).toEqual([['alice@lincoln-high.example']]);

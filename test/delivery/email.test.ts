@@ -35,7 +35,7 @@ describe.each(TEST_DIALECTS)('e-mail notifications on %s', (dialect) => {
     // Signed in before any address was set: that sign-in from a new address writes no e-mail.
     const session = await signIn(t.app, alice);
     await setAdminEmail(t.services, alice.ref, 'Alice.Smith@Lincoln-High.example');
-    await replaceEmails(t.services.db, alice.id, 'sso', ['alice@district.example'], 1);
+    await replaceEmails(t.services.db, alice.id, 'sso', [{ address: 'alice@district.example', type: null }], 1);
     t.clock.advance(90);
 
     const changed = await t.app.inject({

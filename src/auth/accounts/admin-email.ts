@@ -23,7 +23,7 @@ export async function setAdminEmail(deps: Pick<AppContext, 'db' | 'clock'>, ref:
   const address = raw === null ? null : emailAddress(raw, '--email');
   const admin = await requireAdmin(deps, ref);
   await deps.db.transaction().execute(async (trx) => {
-    await replaceEmails(trx, admin.id, 'operator', address === null ? [] : [address], nowSeconds(deps.clock));
+    await replaceEmails(trx, admin.id, 'operator', address === null ? [] : [{ address, type: null }], nowSeconds(deps.clock));
     await recordEvent(trx, deps.clock, CLI_CONTEXT, { type: 'admin.email_changed', ...aboutAdmin(admin), detail: address ?? 'removed' });
   });
 }

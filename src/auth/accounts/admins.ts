@@ -99,7 +99,7 @@ export async function setAdminEnabled(deps: Pick<AppContext, 'db' | 'clock'>, re
   return inTransaction(deps.db, async (trx) => {
     // Before the admin's row, in the order a reset locks them (see changePassword).
     if (!enabled) await deleteRecoveryCodes(trx, admin.id);
-    await setAdminDisabled(trx, admin.id, enabled ? null : now);
+    await setAdminDisabled(trx, admin.id, !enabled, now);
     if (enabled) {
       await recordEvent(trx, deps.clock, CLI_CONTEXT, { type: 'admin.enabled', ...aboutAdmin(admin) });
       return 0;

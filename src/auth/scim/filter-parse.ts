@@ -93,8 +93,19 @@ export class FilterParser extends TokenReader {
     const token = this.take('word', 'an attribute name');
     if (scope !== undefined) return this.comparison(resolveSubAttribute({ attribute: scope.name, definition: scope }, token.text, this.errorAt(token)).name);
     const name = resolveAttributeName(token.text, this.errorAt(token));
-    if (this.next('[')) return { kind: 'valuePath', attribute: name.attribute, filter: this.valueFilter(name, depth) };
+    if (this.next('[')) return this.valuePath(name, depth);
     return this.comparison(comparedAttribute(name, this.errorAt(token)));
+  }
+
+  /**
+   * `emails[type eq "work"]`, and Microsoft Entra's `emails[type eq "work"].value eq "x"`, read as
+   * `emails[type eq "work" and value eq "x"]`: both conditions on the same address.
+   */
+  private valuePath(name: AttributeName, depth: number): ScimFilter {
+    const filter = this.valueFilter(name, depth);
+    if (!this.nextIsSubAttribute()) return { kind: 'valuePath', attribute: name.attribute, filter };
+    const sub = this.trailingSubAttribute(name);
+    return { kind: 'valuePath', attribute: name.attribute, filter: { kind: 'and', left: filter, right: this.comparison(sub.name) } };
   }
 
   private comparison(attribute: string): ScimFilter {

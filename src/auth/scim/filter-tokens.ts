@@ -30,6 +30,12 @@ export class TokenReader {
     return this.tokens[this.index]?.kind === kind;
   }
 
+  /** Whether the next token is a `.subAttr` (after a value path). */
+  nextIsSubAttribute(): boolean {
+    const token = this.tokens[this.index];
+    return token?.kind === 'word' && token.text.startsWith('.');
+  }
+
   atEnd(): boolean {
     return this.index >= this.tokens.length;
   }

@@ -53,11 +53,11 @@ export async function applyUser(deps: Deps & { db: Db }, actor: ScimActor, row: 
   const about = aboutAdmin({ ...row, username: input.userName });
   if (changed.length > 0) await recordEvent(deps.db, deps.clock, actor.context, { type: 'admin.updated', ...about, detail: `${actor.by}: ${changed.join(', ')}` });
   if (row.disabled_at !== null && input.active) {
-    await setAdminDisabled(deps.db, row.id, null);
+    await setAdminDisabled(deps.db, row.id, false, now);
     await recordEvent(deps.db, deps.clock, actor.context, { type: 'admin.enabled', ...about, detail: actor.by });
   }
   if (!deactivating) return;
-  await setAdminDisabled(deps.db, row.id, now);
+  await setAdminDisabled(deps.db, row.id, true, now);
   const audit = { context: actor.context, type: 'admin.disabled', about, always: true, detail: (count: number) => `${actor.by}; ${count} sessions ended` } as const;
   await endSessions(deps, { scope: { adminId: row.id }, moveEpoch: true, reason: 'admin_disabled', audit });
 }

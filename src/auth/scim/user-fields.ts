@@ -1,3 +1,4 @@
+import type { EmailEntry } from '../../db/queries/admin-emails.js';
 import { UsageError } from '../../errors.js';
 import { emailAddress } from '../accounts/admin-email.js';
 import { MAX_USERNAME_LENGTH } from '../accounts/admins.js';
@@ -40,9 +41,9 @@ function storedAddress(value: unknown): string {
   }
 }
 
-/** The directory's addresses as the admin's notification addresses are stored; a value that is none is a 400. */
-export function directoryAddresses(input: UserInput): string[] {
-  return emailsOf(input).map((email) => storedAddress(email.value));
+/** The directory's addresses as the admin's notification addresses are stored, with their labels; a value that is none is a 400. */
+export function directoryAddresses(input: UserInput): EmailEntry[] {
+  return emailsOf(input).map((email) => ({ address: storedAddress(email.value), type: typeof email.type === 'string' ? email.type.toLowerCase() : null }));
 }
 
 /** The address that links single sign-on: the primary one, else the first work address, else the first. */

@@ -59,12 +59,28 @@ export function adminFilter(filter: ScimFilter | undefined): AdminFilter {
     case 'not':
       return { kind: 'not', filter: adminFilter(filter.filter) };
     case 'valuePath':
-      // emails[value eq "x"] is emails.value eq "x"; the type of an address is not indexed.
+      // emails[value eq "x"] is emails.value eq "x"; emails[type eq "work" and value eq "x"], one address of that label.
       if (filter.attribute !== 'emails') throw unsupported(filter.attribute);
-      return adminFilter(relativeToEmails(filter.filter));
+      return typedEmail(filter.filter) ?? adminFilter(relativeToEmails(filter.filter));
     default:
       return compare(filter);
   }
+}
+
+const isTypeEq = (filter: ScimFilter): filter is Extract<ScimFilter, { kind: 'compare' }> & { value: string } =>
+  filter.kind === 'compare' && filter.attribute === 'type' && filter.op === 'eq' && typeof filter.value === 'string';
+
+/**
+ * `[type eq "work"]`, alone or `and` one comparison of `value` (Microsoft Entra's
+ * `emails[type eq "work"].value eq "x"`): both on the same address. Undefined for any other shape.
+ */
+function typedEmail(filter: ScimFilter): AdminFilter | undefined {
+  if (isTypeEq(filter)) return { kind: 'email', op: 'pr', value: null, type: filter.value };
+  if (filter.kind !== 'and') return undefined;
+  const [type, other] = isTypeEq(filter.left) ? [filter.left, filter.right] : isTypeEq(filter.right) ? [filter.right, filter.left] : [];
+  if (type === undefined || other === undefined || (other.kind !== 'compare' && other.kind !== 'present') || other.attribute !== 'value') return undefined;
+  const email = compare({ ...other, attribute: 'emails.value' });
+  return email.kind === 'email' ? { ...email, type: type.value } : undefined;
 }
 
 function relativeToEmails(filter: ScimFilter): ScimFilter {

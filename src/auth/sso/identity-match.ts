@@ -37,7 +37,7 @@ export async function matchIdentity(deps: AppContext, settings: SsoSettingsRow, 
   if (admin.school_suspended_at !== null) return { refusal: 'school_suspended' };
   // The IdP's verified address is where the admin is told of changes to their account.
   if (typeof claims.email === 'string' && claims.email_verified === true) {
-    await replaceEmails(deps.db, admin.id, 'sso', [emailKey(claims.email)], nowSeconds(deps.clock));
+    await replaceEmails(deps.db, admin.id, 'sso', [{ address: emailKey(claims.email), type: null }], nowSeconds(deps.clock));
   }
   return { admin };
 }
@@ -58,7 +58,7 @@ async function bindByEmail(
   if (claims.email_verified !== true) return { refusal: 'email_unverified' };
   if (!(await bindEmailLink(deps.db, waiting.admin_id, email, identity, nowSeconds(deps.clock)))) return { refusal: 'not_linked' };
   // The verified address is stored before the binding is recorded, so its owner is told of it.
-  await replaceEmails(deps.db, waiting.admin_id, 'sso', [email], nowSeconds(deps.clock));
+  await replaceEmails(deps.db, waiting.admin_id, 'sso', [{ address: email, type: null }], nowSeconds(deps.clock));
   const admin = await findAdminById(deps.db, waiting.admin_id);
   if (admin !== undefined) {
     await recordEvent(deps.db, deps.clock, context, { type: 'sso.linked', ...aboutAdmin(admin), detail: `bound to ${identity.subject} at ${identity.issuer}` });

@@ -8,7 +8,8 @@ import { sql, type Kysely, type Migration } from 'kysely';
  *   emails with their types, title...), as JSON; `admins.modified_at`: SCIM's `meta.lastModified`.
  * - `admins.deleted_at`: a deleted admin's row stays, disabled and renamed out of the way, while its
  *   ended sessions are still in the revocation feed; `prune` removes it after.
- * - `admin_emails_address`: `emails.value eq` filters (without case) answer from an index.
+ * - `admin_emails.type`: the directory's label of an address (`work`...), for `emails[type eq ...]`;
+ *   `admin_emails_address`: `emails.value eq` filters (without case) answer from an index.
  */
 export const directoryProvisioning: Migration = {
   async up(db: Kysely<unknown>) {
@@ -26,6 +27,7 @@ export const directoryProvisioning: Migration = {
     await db.schema.alterTable('admins').addColumn('modified_at', 'bigint').execute();
     await db.schema.alterTable('admins').addColumn('deleted_at', 'bigint').execute();
     await db.schema.createIndex('admins_school_external_id').unique().on('admins').columns(['school_key', 'external_id']).execute();
+    await db.schema.alterTable('admin_emails').addColumn('type', 'text').execute();
     await db.schema.createIndex('admin_emails_address').on('admin_emails').expression(sql`lower(address)`).execute();
   },
 };

@@ -19,13 +19,19 @@ export async function emailsByAdmin(db: Db): Promise<Map<string, string[]>> {
   return byAdmin;
 }
 
-/** Replaces the addresses `source` gave the admin with `addresses` (none when empty). */
-export async function replaceEmails(db: Db, adminId: string, source: EmailSource, addresses: readonly string[], now: number): Promise<void> {
+/** An address and the directory's label for it (null: none said). */
+export interface EmailEntry {
+  readonly address: string;
+  readonly type: string | null;
+}
+
+/** Replaces the addresses `source` gave the admin with `entries` (none when empty); the first of an address wins. */
+export async function replaceEmails(db: Db, adminId: string, source: EmailSource, entries: readonly EmailEntry[], now: number): Promise<void> {
   await db.deleteFrom('admin_emails').where('admin_id', '=', adminId).where('source', '=', source).execute();
-  if (addresses.length === 0) return;
+  if (entries.length === 0) return;
   await db
     .insertInto('admin_emails')
-    .values([...new Set(addresses)].map((address) => ({ admin_id: adminId, address, source, added_at: now })))
+    .values(entries.map(({ address, type }) => ({ admin_id: adminId, address, type, source, added_at: now })))
     .onConflict((conflict) => conflict.columns(['admin_id', 'address']).doNothing())
     .execute();
 }

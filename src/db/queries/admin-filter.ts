@@ -14,7 +14,8 @@ export type AdminFilter =
   | { readonly kind: 'constant'; readonly value: boolean }
   | { readonly kind: 'column'; readonly column: AdminColumn; readonly op: ColumnOp; readonly value: string | number | null }
   | { readonly kind: 'active'; readonly active: boolean }
-  | { readonly kind: 'email'; readonly op: 'eq' | 'ne' | 'co' | 'sw' | 'ew' | 'pr'; readonly value: string | null };
+  /** One of the admin's addresses matches; with `type`, an address of that label (null, not said, is `work`). */
+  | { readonly kind: 'email'; readonly op: 'eq' | 'ne' | 'co' | 'sw' | 'ew' | 'pr'; readonly value: string | null; readonly type?: string };
 
 type Eb = ExpressionBuilder<DatabaseSchema, 'admins'>;
 
@@ -59,14 +60,18 @@ function columnCondition(eb: Eb, filter: Extract<AdminFilter, { kind: 'column' }
 
 /** Whether one of the admin's addresses matches, compared without case (the index is on lower(address)). */
 function emailCondition(eb: Eb, filter: Extract<AdminFilter, { kind: 'email' }>): Expression<SqlBool> {
-  const addresses = eb.selectFrom('admin_emails').select('admin_emails.admin_id').whereRef('admin_emails.admin_id', '=', 'admins.id');
+  const typed = eb
+    .selectFrom('admin_emails')
+    .select('admin_emails.admin_id')
+    .where((inner) => (filter.type === undefined ? sql<SqlBool>`1 = 1` : inner(sql<string>`coalesce(lower(admin_emails.type), 'work')`, '=', filter.type.toLowerCase())));
+  const addresses = typed.whereRef('admin_emails.admin_id', '=', 'admins.id');
   // `pr` and `ne null`: the admin has an address; `eq null`: none.
   if (filter.op === 'pr') return eb.exists(addresses);
   if (filter.value === null) return filter.op === 'ne' ? eb.exists(addresses) : eb.not(eb.exists(addresses));
   const lowered = sql<string>`lower(admin_emails.address)`;
   const value = String(filter.value);
   // `id in (...)`, not a correlated `exists`: SQLite plans that as a scan of every admin, each probed for the address.
-  if (filter.op === 'eq') return eb('admins.id', 'in', eb.selectFrom('admin_emails').select('admin_emails.admin_id').where(lowered, '=', sql<string>`lower(${value})`));
+  if (filter.op === 'eq') return eb('admins.id', 'in', typed.where(lowered, '=', sql<string>`lower(${value})`));
   // `ne`, like every operator on a multi-valued attribute, matches when one of the addresses does (RFC 7644 §3.4.2.2).
   if (filter.op === 'ne') return eb.exists(addresses.where(lowered, '<>', sql<string>`lower(${value})`));
   return eb.exists(addresses.where(sql<SqlBool>`${lowered} like lower(${likePattern(filter.op, value)}) escape '\\'`));

@@ -117,8 +117,9 @@ export async function replacePasswordHash(db: Db, adminId: string, oldHash: stri
     .execute();
 }
 
-export async function setAdminDisabled(db: Db, adminId: string, disabledAt: number | null): Promise<void> {
-  await db.updateTable('admins').set({ disabled_at: disabledAt }).where('id', '=', adminId).execute();
+/** Disables (at `now`) or enables the admin; either is a change SCIM's `meta.lastModified` shows. */
+export async function setAdminDisabled(db: Db, adminId: string, disabled: boolean, now: number): Promise<void> {
+  await db.updateTable('admins').set({ disabled_at: disabled ? now : null, modified_at: now }).where('id', '=', adminId).execute();
 }
 
 /** Every stored password hash (PHC strings): their parameters decide the dummy hash's. */

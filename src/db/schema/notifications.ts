@@ -1,8 +1,12 @@
-/** An address an admin is told at (migration 015). `source`: `operator` or `sso`. */
+import type { Generated } from 'kysely';
+
+/** An address an admin is told at (migration 015). `source`: `operator`, `sso` or `scim`. */
 export interface AdminEmailsTable {
   admin_id: string;
   address: string;
   source: string;
+  /** The directory's label (`work`, `home`...; migration 017); null: not said, read as `work`. */
+  type: Generated<string | null>;
   added_at: number;
 }
 

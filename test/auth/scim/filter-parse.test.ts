@@ -60,6 +60,14 @@ describe('parseFilter: the examples of RFC 7644 §3.4.2.2 that use attributes th
 });
 
 describe('parseFilter: grammar', () => {
+  it('reads Microsoft Entra\'s emails[type eq "work"].value eq "x" as one condition on the same address', () => {
+    expect(parseFilter('emails[type eq "work"].value eq "a@b.example"')).toEqual({
+      kind: 'valuePath',
+      attribute: 'emails',
+      filter: and(compare('type', 'eq', 'work'), compare('value', 'eq', 'a@b.example')),
+    });
+  });
+
   it('binds and tighter than or, both from the left, and lets parentheses override', () => {
     const [a, b, c] = [present('title'), present('nickName'), present('locale')];
     expect(parseFilter('title pr or nickName pr and locale pr')).toEqual(or(a, and(b, c)));
@@ -153,7 +161,7 @@ describe('parseFilter: refusals, each a 400 invalidFilter naming the problem and
     ['not title pr', 'expected "(", found "title" at character 5 of the filter'],
     ['"x" eq title', 'expected an attribute name, found ""x"" at character 1 of the filter'],
     ['emails[type eq "work"', 'expected "]" at the end of the filter'],
-    ['emails[type eq "work"].value eq "x"', 'unexpected ".value" at character 23 of the filter'],
+    ['emails[type eq "work"].value', 'expected an operator (eq, ne, co, sw, ew, gt, ge, lt, le, pr) at the end of the filter'],
     ['emails[emails.type eq "work"]', 'unknown sub-attribute "emails.type" of "emails" at character 8 of the filter'],
     ['emails[value[type eq "x"]]', 'expected an operator (eq, ne, co, sw, ew, gt, ge, lt, le, pr), found "[" at character 13 of the filter'],
     ['name[givenName eq "x"]', '"name" is not a multi-valued complex attribute, so it takes no [filter] at character 5 of the filter'],

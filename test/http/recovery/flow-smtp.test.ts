@@ -64,7 +64,7 @@ describe.each(TEST_DIALECTS)('password recovery through a real SMTP server on %s
     servers.push(server);
     const t = await open({ SMTP_URL: server.url, SMTP_FROM, WEBHOOK_ALLOW_HTTP_LOOPBACK: 'true', ...env });
     const alice = await adminWithAddress(t, 'alice', 'Alice.Smith@Lincoln-High.example');
-    await replaceEmails(t.services.db, alice.id, 'sso', ['alice@district.example'], 1);
+    await replaceEmails(t.services.db, alice.id, 'sso', [{ address: 'alice@district.example', type: null }], 1);
     return { server, t, alice, addresses: ['Alice.Smith@lincoln-high.example', 'alice@district.example'] };
   }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { useTestApps } from '../../helpers/app.js';
+import { seedAdmin, useTestApps } from '../../helpers/app.js';
+import { setAdminEmail } from '../../../src/auth/accounts/admin-email.js';
 import { TEST_DIALECTS } from '../../helpers/database.js';
 import {
   ENTERPRISE_SCHEMA,
@@ -53,6 +54,26 @@ describe.each(TEST_DIALECTS)('Microsoft Entra ID provisioning on %s', (dialect) 
     scimJson(await scim.post('/Users', entraUser('someone@district.example')), 201);
     const answer = scimJson<ScimList>(await scim.get(usersWhere(`userName eq "${randomUUID()}"`)), 200);
     expect(answer).toEqual({ schemas: [LIST_SCHEMA], totalResults: 0, startIndex: 1, itemsPerPage: 0, Resources: [] });
+  });
+
+  it('matching by e-mail as Entra asks it, emails[type eq "work"].value eq: only a work address (or one with no label) matches', async () => {
+    const { t, scim } = await entra();
+    const emails = [
+      { value: 'Pat@District.example', type: 'work', primary: true },
+      { value: 'pat@home.example', type: 'home' },
+    ];
+    const pat = scimJson(await scim.post('/Users', entraUser('pat', { emails })), 201);
+    const ids = async (filter: string) => scimJson<ScimList>(await scim.get(usersWhere(filter)), 200).Resources.map((user) => user.id);
+    expect(await ids('emails[type eq "work"].value eq "pat@district.example"')).toEqual([pat.id]);
+    expect(await ids('emails[type eq "work"].value eq "pat@home.example"')).toEqual([]);
+    expect(await ids('emails[type eq "home"].value eq "pat@home.example"')).toEqual([pat.id]);
+    expect(await ids('emails[type eq "home" and value eq "pat@district.example"]')).toEqual([]);
+    expect(await ids('emails[type eq "work"]')).toEqual([pat.id]);
+    // An address an operator gave, with no label, is a work address, as GET shows it.
+    await seedAdmin(t.services, { username: 'lee' });
+    await setAdminEmail(t.services, { schoolId: 'lincoln-high', username: 'lee' }, 'lee@district.example');
+    const [lee] = await ids('emails[type eq "work"].value eq "lee@district.example"');
+    expect(scimJson(await scim.get(`/Users/${lee ?? ''}`), 200)).toMatchObject({ userName: 'lee', emails: [{ value: 'lee@district.example', type: 'work', primary: true }] });
   });
 
   it('create: the filter finds nothing, the documented POST answers 201 with the resource, the next filter finds it', async () => {
