@@ -7,6 +7,7 @@
 // same sync of as many other users again with refreshes at the same time. Printed: the sync's time
 // and rate, and refreshes a second alone and during the sync (the ratio within one run is what
 // holds on a shared machine). A 429 (the per-token throttle) is waited out as its Retry-After says.
+/* global fetch */
 import process from 'node:process';
 import console from 'node:console';
 import { mkdtemp, rm } from 'node:fs/promises';
