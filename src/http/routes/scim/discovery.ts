@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ScimError } from '../../../auth/scim/scim-error.js';
 import { LIST_SCHEMA, MAX_PAGE } from '../../../auth/scim/user-read.js';
 import { COMMON_ATTRIBUTES, ENTERPRISE_ATTRIBUTES, ENTERPRISE_SCHEMA, USER_ATTRIBUTES, USER_SCHEMA } from '../../../auth/scim/user-schema.js';
-import { scimDoc, sendScim } from './scim.js';
+import { scimDoc, sendScim } from './scim-exchange.js';
 
 const CORE = 'urn:ietf:params:scim:schemas:core:2.0';
 const doc = (summary: string) => scimDoc(summary, { 200: summary });

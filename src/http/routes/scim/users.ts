@@ -6,7 +6,7 @@ import { getUser, listUsers } from '../../../auth/scim/user-read.js';
 import { createUser, deleteUser, patchUser, replaceUser } from '../../../auth/scim/user-write.js';
 import { scimActor } from '../../../auth/scim/user-fields.js';
 import { requestContext } from '../../request-context.js';
-import { SCIM_BODY_LIMIT, scimBody, scimClientOf, scimDoc, sendScim } from './scim.js';
+import { SCIM_BODY_LIMIT, scimBody, scimClientOf, scimDoc, sendScim } from './scim-exchange.js';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The admin id (SCIM `id`)' }) });
 const ListQuery = Type.Object({
