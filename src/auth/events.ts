@@ -3,6 +3,7 @@ import type { Clock } from '../runtime/clock.js';
 import type { Db } from '../db/database.js';
 import { insertEvent } from '../db/queries/events.js';
 import { enqueueNotifications } from './notifications.js';
+import { secureRandomBytes } from './secure-random.js';
 
 export type EventType =
   | 'login.success'
@@ -55,6 +56,7 @@ export type EventType =
   | 'school.password_recovery'
   | 'admin.updated'
   | 'admin.deleted'
+  | 'admin.erased'
   | 'scim.token_created'
   | 'scim.token_revoked';
 
@@ -132,7 +134,7 @@ export async function recordEvent(db: Db, clock: Clock, context: RequestContext,
     user_agent: bounded(context.userAgent, STORED_TEXT_LIMITS.userAgent),
     detail: entry.detail ?? null,
   };
-  await insertEvent(db, { at, type: entry.type, ...stored });
+  await insertEvent(db, { at, type: entry.type, ...stored }, secureRandomBytes(32).toString('hex'));
   await enqueueNotifications(db, at, { type: entry.type, timestamp: new Date(at).toISOString(), data: stored });
   for (const listener of recorded) listener();
 }

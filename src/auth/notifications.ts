@@ -104,5 +104,5 @@ async function makeRoom(db: Db, at: number, needed: number): Promise<void> {
     ip: null,
     user_agent: null,
     detail: `${dropped} oldest waiting messages dropped: the outbox holds at most ${OUTBOX_CAP}`,
-  });
+  }, secureRandomBytes(32).toString('hex'));
 }

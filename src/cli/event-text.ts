@@ -31,6 +31,11 @@ const WHAT: Record<string, string> = {
   'mfa.removed': 'second factor removed',
   'mfa.recovery_codes_renewed': 'recovery codes renewed',
   'mfa.reset': 'second factors reset by an operator',
+  'admin.updated': 'administrator changed by the directory',
+  'admin.deleted': 'administrator deleted',
+  'admin.erased': "administrator's personal data erased",
+  'scim.token_created': 'SCIM token created',
+  'scim.token_revoked': 'SCIM token revoked',
 };
 
 /** Internal reason codes stored as an event's detail. */

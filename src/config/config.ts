@@ -62,6 +62,8 @@ export interface Config {
   readonly notifications: NotificationsConfig;
   /** Password recovery by e-mail (PASSWORD_RECOVERY_*). */
   readonly passwordRecovery: PasswordRecoveryConfig;
+  /** What `prune` keeps, in days (AUDIT_RETENTION_DAYS: 0 keeps every event; SESSION_RETENTION_DAYS). */
+  readonly retention: { readonly auditDays: number; readonly sessionDays: number };
 }
 
 /** Brute-force throttling, in the layers of docs/design.md ("Brute force"); counts are failures, times are seconds. */
@@ -296,6 +298,7 @@ export function loadConfig(env: Env = process.env): Config {
     sso: readSso(read, issuer ?? defaultIssuer(host, port)),
     notifications: readNotifications(read),
     passwordRecovery: readPasswordRecovery(read),
+    retention: { auditDays: read.int('AUDIT_RETENTION_DAYS', 730, 0, 36_500), sessionDays: read.int('SESSION_RETENTION_DAYS', 7, 0, 3650) },
   };
   if (read.problems.length > 0) throw new ConfigError(read.problems);
   return config;

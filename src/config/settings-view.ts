@@ -51,7 +51,8 @@ function optionalSettings(config: Config): Record<string, SettingValue> {
     ...(webhookAllowHttpLoopback ? { WEBHOOK_ALLOW_HTTP_LOOPBACK: true } : {}),
   };
   const recovery = { PASSWORD_RECOVERY_TTL: config.passwordRecovery.ttl, PASSWORD_RECOVERY_URL: config.passwordRecovery.url ?? null };
-  return { ...management, METRICS_ENABLED: config.metricsEnabled, ...webauthn, ...notifications, ...recovery };
+  const retention = { AUDIT_RETENTION_DAYS: config.retention.auditDays, SESSION_RETENTION_DAYS: config.retention.sessionDays };
+  return { ...management, METRICS_ENABLED: config.metricsEnabled, ...webauthn, ...notifications, ...recovery, ...retention };
 }
 
 /**

@@ -20,6 +20,7 @@ import { ssoLogoutTokens } from './migrations/014-sso-logout-tokens.js';
 import { notifications } from './migrations/015-notifications.js';
 import { passwordRecovery } from './migrations/016-password-recovery.js';
 import { directoryProvisioning } from './migrations/017-directory-provisioning.js';
+import { erasure } from './migrations/018-erasure.js';
 
 /** Every migration, in order. Names are permanent once released. */
 const migrations: Record<string, Migration> = {
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '015-notifications': notifications,
   '016-password-recovery': passwordRecovery,
   '017-directory-provisioning': directoryProvisioning,
+  '018-erasure': erasure,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

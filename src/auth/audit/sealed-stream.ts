@@ -9,9 +9,15 @@ const PAGE = 1000;
 /** How often `events follow` looks for newly sealed events. */
 const FOLLOW_POLL_MS = 1000;
 
-/** One exported event: every sealed field, then its `hash` (docs/audit-trail.md). */
+/**
+ * One exported event: every sealed field, then its `hash` (docs/audit-trail.md). An event sealed
+ * through its personal digest also carries the fields and their salt, to check the digest by;
+ * an erased one says so.
+ */
 function exportLine(event: AuditEvent): string {
-  return JSON.stringify({ ...sealedView(event, event.seq ?? 0), hash: event.hash });
+  const view = sealedView(event, event.seq ?? 0);
+  const personal = 'personal' in view ? { username: event.username, ip: event.ip, user_agent: event.user_agent, detail: event.detail, personal_salt: event.personal_salt } : {};
+  return JSON.stringify({ ...view, ...personal, ...(event.erased_at === null ? {} : { erased: true }), hash: event.hash });
 }
 
 /**

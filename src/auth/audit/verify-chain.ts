@@ -5,6 +5,7 @@ import type { AuditEvent } from '../../db/queries/events.js';
 import { AuditProblem, isoTime as when } from './audit-problem.js';
 import { GENESIS_HASH, chainHash, sealedView } from './canonical-event.js';
 import { CheckpointCursor } from './checkpoint-cursor.js';
+import { ErasureCoverage } from './erasure-record.js';
 import { CLOCK_ALLOWANCE_MS, batchAt } from './checkpoint-timeline.js';
 
 const PAGE = 1000;
@@ -38,12 +39,16 @@ export async function verifyChain(db: Db): Promise<ChainReport> {
     throw new AuditProblem(`checkpoint seq ${sealer.pruned_through}, where prune cut the chain, is missing`);
   }
   let expected = sealer.pruned_through + 1;
+  const erasures = new ErasureCoverage();
   for (let page = await sealedEventsPage(db, { afterSeq: 0 }, PAGE); page.length > 0; page = await sealedEventsPage(db, { afterSeq: expected - 1 }, PAGE)) {
     for (const [index, event] of page.entries()) {
       const seq = event.seq ?? 0;
       if (seq < expected) throw new AuditProblem(`${named(event)} lies before checkpoint seq ${sealer.pruned_through}, where prune cut the chain: inserted`);
       if (seq > expected) throw new AuditProblem(`event seq ${expected} was deleted (the chain jumps to seq ${seq})`);
-      if (chainHash(previousHash, sealedView(event, seq)) !== event.hash) {
+      erasures.check(event);
+      // An erased event of the earlier form cannot be hashed again: its stored hash links the chain on.
+      const hash = event.erased_at !== null && event.personal_digest === null ? (event.hash ?? '') : chainHash(previousHash, sealedView(event, seq));
+      if (hash !== event.hash) {
         // Ids need not follow seqs (on PostgreSQL, inserts commit out of id order), so only a
         // broken hash shows a reordering; the ids then tell it from an edit.
         const next = page[index + 1];
@@ -57,13 +62,14 @@ export async function verifyChain(db: Db): Promise<ChainReport> {
       if (checkpoint !== undefined && event.at > batchAt(checkpoint.claims) + CLOCK_ALLOWANCE_MS) {
         throw new AuditProblem(`${named(event)} is dated after checkpoint seq ${checkpoint.row.seq} sealed it at ${when(batchAt(checkpoint.claims))}: inserted with a time to come`);
       }
-      previousHash = event.hash;
+      previousHash = hash;
       expected = seq + 1;
       if (checkpoint?.row.seq !== seq) continue;
       await checkpoints.take();
       if (checkpoint.row.hash !== previousHash) throw new AuditProblem(`the events up to checkpoint seq ${seq} were rewritten: their hashes no longer lead to the signed one`);
     }
   }
+  erasures.finish();
   const lastSealed = expected - 1;
   const dangling = await checkpoints.peekSeq();
   if (dangling !== undefined) throw new AuditProblem(`events seq ${lastSealed + 1} to ${dangling} were deleted: checkpoint seq ${dangling} covers them`);

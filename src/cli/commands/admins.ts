@@ -12,6 +12,7 @@ import { readNewPassword } from '../password-input.js';
 import { count } from '../plural.js';
 import { say, withServices } from '../run.js';
 import { addSsoAdmin } from '../../auth/sso/links.js';
+import { registerAdminDataCommands } from './admin-data.js';
 import { registerAdminMfaCommands } from './mfa.js';
 import { registerAdminSsoCommands } from './sso.js';
 import { emailAddress, setAdminEmail } from '../../auth/accounts/admin-email.js';
@@ -153,6 +154,7 @@ export function registerAdminCommands(program: Command): void {
       }, 'none'),
     );
 
+  registerAdminDataCommands(admin, identify);
   registerAdminMfaCommands(admin, identify);
   registerAdminSsoCommands(admin, identify);
 }

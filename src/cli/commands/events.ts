@@ -18,6 +18,8 @@ interface ListOptions {
   json?: boolean;
 }
 
+const ERASED_SUBJECT = '(erased)';
+
 export function registerEventCommands(program: Command): void {
   const events = program
     .command('events')
@@ -51,6 +53,8 @@ export function registerEventCommands(program: Command): void {
             user_agent: event.user_agent,
             detail: event.detail,
             session: event.session_id,
+            admin_id: event.admin_id,
+            erased: event.erased_at !== null,
           }));
           printRows(rows, true, 'no events');
           return;
@@ -59,7 +63,8 @@ export function registerEventCommands(program: Command): void {
         const rows = found.map((event) => ({
           at: new Date(event.at).toISOString(),
           school_id: event.school_id,
-          username: event.username,
+          // An erased subject is shown as such: their name, address and agent are gone from the database.
+          username: event.erased_at === null ? event.username : ERASED_SUBJECT,
           event: describeEvent(event.type, event.detail),
           by: [event.ip, event.user_agent].filter((part) => part !== null).join(' ') || null,
           session: event.session_id,

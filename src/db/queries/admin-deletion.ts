@@ -61,3 +61,14 @@ export async function deleteDeletedAdmins(db: Db): Promise<number> {
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** The school's deleted admins whose data is not erased yet (their usernames are kept until then). */
+export function deletedAdmins(db: Db, schoolKey: string) {
+  return db
+    .selectFrom('admins')
+    .select(['id', 'school_key', 'username', 'username_key'])
+    .where('school_key', '=', schoolKey)
+    .where('deleted_at', 'is not', null)
+    .where('erased_at', 'is', null)
+    .execute();
+}

@@ -1,21 +1,54 @@
-import type { Insertable, Selectable } from 'kysely';
-import type { Db } from '../database.js';
+import { sql, type Insertable, type Selectable } from 'kysely';
+import { dialectOf, type Db } from '../database.js';
+import { personalDigest } from '../event-digest.js';
 import type { EventsTable } from '../schema/events.js';
 import { storableText } from '../text.js';
 
 export type AuditEvent = Selectable<EventsTable>;
-type NewAuditEvent = Insertable<EventsTable>;
 
-export async function insertEvent(db: Db, event: NewAuditEvent): Promise<void> {
+/** What an event records; the personal fields are sealed through their digest, made here from `salt`. */
+export type NewAuditEvent = Omit<Insertable<EventsTable>, 'personal_salt' | 'personal_digest' | 'erased_at' | 'seq' | 'hash'>;
+
+/**
+ * Appends an event. Its personal fields are stored as storable text and sealed through their
+ * digest (event-digest.ts). An event about an admin whose data was erased is stored erased, decided
+ * by the statement itself: on PostgreSQL it reads the admin's row FOR SHARE, so an erasure
+ * committing meanwhile is either waited for (and seen) or waits for this event (and erases it).
+ */
+export async function insertEvent(db: Db, event: NewAuditEvent, salt: string): Promise<void> {
+  const personal = {
+    username: storableText(event.username ?? null),
+    ip: event.ip ?? null,
+    user_agent: storableText(event.user_agent ?? null),
+    detail: storableText(event.detail ?? null),
+  };
+  const row = { ...event, ...personal, school_id: storableText(event.school_id ?? null), personal_salt: salt, personal_digest: personalDigest(salt, personal) };
+  if (row.admin_id === null || row.admin_id === undefined) {
+    await db.insertInto('events').values(row).execute();
+    return;
+  }
+  const lock = dialectOf(db) === 'postgres' ? sql` for share` : sql``;
+  const erased = sql<boolean>`(select count(*) from (select erased_at from admins where id = ${row.admin_id}${lock}) as admin where admin.erased_at is not null) > 0`;
+  const unlessErased = <T>(value: T) => sql<T>`case when ${erased} then null else ${value} end`;
   await db
     .insertInto('events')
-    .values({
-      ...event,
-      school_id: storableText(event.school_id),
-      username: storableText(event.username),
-      user_agent: storableText(event.user_agent),
-      detail: storableText(event.detail),
-    })
+    .columns(['at', 'type', 'school_id', 'admin_id', 'session_id', 'username', 'ip', 'user_agent', 'detail', 'personal_salt', 'personal_digest', 'erased_at'])
+    .expression(
+      db.selectNoFrom([
+        sql<number>`cast(${row.at} as bigint)`.as('at'),
+        sql<string>`${row.type}`.as('type'),
+        sql<string | null>`${row.school_id}`.as('school_id'),
+        sql<string>`${row.admin_id}`.as('admin_id'),
+        sql<string | null>`${row.session_id ?? null}`.as('session_id'),
+        unlessErased(personal.username).as('username'),
+        unlessErased(personal.ip).as('ip'),
+        unlessErased(personal.user_agent).as('user_agent'),
+        unlessErased(personal.detail).as('detail'),
+        unlessErased(salt).as('personal_salt'),
+        sql<string>`${row.personal_digest}`.as('personal_digest'),
+        sql<number | null>`case when ${erased} then cast(${row.at} as bigint) else null end`.as('erased_at'),
+      ]),
+    )
     .execute();
 }
 

@@ -20,4 +20,6 @@ export interface AdminsTable {
   modified_at: Generated<number | null>;
   /** Set when the admin was deleted; the row stays while its ended sessions are in the feed. */
   deleted_at: Generated<number | null>;
+  /** Set when the admin's personal data was erased from the audit trail (migration 018). */
+  erased_at: Generated<number | null>;
 }

@@ -17,4 +17,10 @@ export interface EventsTable {
   detail: string | null;
   seq: Generated<number | null>;
   hash: Generated<string | null>;
+  /** Hex of 32 random bytes; null once erased, and on events written before migration 018. */
+  personal_salt: Generated<string | null>;
+  /** SHA-256 over the salt and the personal fields (db/event-digest.ts); null before migration 018. */
+  personal_digest: Generated<string | null>;
+  /** Epoch ms at which the personal fields were erased. */
+  erased_at: Generated<number | null>;
 }
