@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { chainHash, sealedView } from '../../../src/auth/audit/canonical-event.js';
 import { verifyTrail } from '../../../src/auth/audit/verify-trail.js';
 import type { Db } from '../../../src/db/database.js';
+import { personalDigest } from '../../../src/db/event-digest.js';
 import { useTestApps, type TestApp } from '../../helpers/app.js';
 import { recordEvents, sealAll, withEmptyTrail } from '../../helpers/audit.js';
 import { TEST_DIALECTS } from '../../helpers/database.js';
@@ -13,26 +14,43 @@ async function verdict(db: Db): Promise<string> {
   return result.ok ? 'ok' : result.problem;
 }
 
-const CONTENT = ['at', 'type', 'school_id', 'username', 'admin_id', 'session_id', 'ip', 'user_agent', 'detail'] as const;
+const CONTENT = ['at', 'type', 'school_id', 'username', 'admin_id', 'session_id', 'ip', 'user_agent', 'detail', 'personal_salt', 'personal_digest'] as const;
+
+/** An event's personal fields edited as a forger would: with their digest recomputed from the stored salt. */
+function withUsername<T extends { username: string | null; ip: string | null; user_agent: string | null; detail: string | null; personal_salt: string | null }>(event: T, username: string) {
+  const edited = { ...event, username };
+  return { ...edited, personal_digest: personalDigest(event.personal_salt ?? '', edited) };
+}
 
 /** Tampering straight in the database, as someone with database access would. */
 describe.each(TEST_DIALECTS)('events verify names what was tampered with on %s', (dialect) => {
   const open = useTestApps(dialect);
 
-  /** Five events sealed in batches of two: checkpoints at seq 2, 4 and 5. */
-  async function sealedTrail(): Promise<{ t: TestApp; db: Db }> {
+  /** Five events sealed in batches of two: checkpoints at seq 2, 4 and 5; `earlierForm`: as written before migration 018. */
+  async function sealedTrail(earlierForm = false): Promise<{ t: TestApp; db: Db }> {
     const t = await withEmptyTrail(await open());
     await recordEvents(t.services, 5, (s) => t.clock.advance(s));
+    if (earlierForm) await sql`update events set personal_salt = null, personal_digest = null`.execute(t.services.db);
     t.clock.advance(120);
     await sealAll(t.services, 2);
     expect(await verdict(t.services.db)).toBe('ok');
     return { t, db: t.services.db };
   }
 
-  it('an edited field', async () => {
+  it('an edited field, with or without its personal digest recomputed, or in the earlier form', async () => {
     const { db } = await sealedTrail();
     await sql`update events set username = 'mallory' where seq = 3`.execute(db);
-    expect(await verdict(db)).toMatch(/^event seq 3 \(id \d+, admin\.created at .*\) was edited/);
+    expect(await verdict(db)).toMatch(/^event seq 3 \(id \d+, admin\.created at .*\) was edited: its personal fields no longer match their digest/);
+
+    const other = (await sealedTrail()).db;
+    const event = await other.selectFrom('events').selectAll().where('seq', '=', 3).executeTakeFirstOrThrow();
+    const { username, personal_digest } = withUsername(event, 'mallory');
+    await other.updateTable('events').set({ username, personal_digest }).where('id', '=', event.id).execute();
+    expect(await verdict(other)).toMatch(/^event seq 3 \(id \d+, admin\.created at .*\) was edited: it no longer matches its hash/);
+
+    const earlier = (await sealedTrail(true)).db;
+    await sql`update events set username = 'mallory' where seq = 3`.execute(earlier);
+    expect(await verdict(earlier)).toMatch(/^event seq 3 \(id \d+, admin\.created at .*\) was edited: it no longer matches its hash/);
   });
 
   it('a deleted row, in the middle or at the end', async () => {
@@ -56,7 +74,7 @@ describe.each(TEST_DIALECTS)('events verify names what was tampered with on %s',
   it('a row inserted at the end with a correctly chained hash', async () => {
     const { t, db } = await sealedTrail();
     const last = await db.selectFrom('events').selectAll().where('seq', '=', 5).executeTakeFirstOrThrow();
-    const forged = { ...last, id: last.id + 100, seq: 6, username: 'mallory', at: t.clock.now() };
+    const forged = { ...withUsername(last, 'mallory'), id: last.id + 100, seq: 6, at: t.clock.now() };
     const hash = chainHash(last.hash ?? '', sealedView(forged, 6));
     await db.insertInto('events').values({ ...forged, hash }).execute();
     expect(await verdict(db)).toMatch(/^event seq 6 was inserted: sealed events end at seq 6, the last checkpoint at seq 5/);
@@ -69,7 +87,7 @@ describe.each(TEST_DIALECTS)('events verify names what was tampered with on %s',
     const content = (e: typeof two) => Object.fromEntries(CONTENT.map((column) => [column, e[column]]));
     await db.updateTable('events').set(content(three)).where('id', '=', two.id).execute();
     await db.updateTable('events').set(content(two)).where('id', '=', three.id).execute();
-    expect(await verdict(db)).toMatch(/^event seq 2 \(id \d+, admin\.created at .*\) was edited/);
+    expect(await verdict(db)).toMatch(/^event seq 2 \(id \d+, admin\.created at .*\) was edited: it no longer matches its hash/);
 
     const other = (await sealedTrail()).db;
     await sql`update events set seq = -seq where seq in (2, 3)`.execute(other);
@@ -82,11 +100,22 @@ describe.each(TEST_DIALECTS)('events verify names what was tampered with on %s',
     const events = await db.selectFrom('events').selectAll().where('seq', '>=', 3).orderBy('seq').execute();
     let previous = (await db.selectFrom('events').select('hash').where('seq', '=', 2).executeTakeFirstOrThrow()).hash ?? '';
     for (const event of events) {
-      const edited = { ...event, username: event.seq === 3 ? 'mallory' : event.username };
+      const edited = event.seq === 3 ? withUsername(event, 'mallory') : event;
       previous = chainHash(previous, sealedView(edited, event.seq ?? 0));
-      await db.updateTable('events').set({ username: edited.username, hash: previous }).where('id', '=', event.id).execute();
+      await db.updateTable('events').set({ username: edited.username, personal_digest: edited.personal_digest, hash: previous }).where('id', '=', event.id).execute();
     }
     expect(await verdict(db)).toMatch(/^the events up to checkpoint seq 4 were rewritten/);
+  });
+
+  it('personal data erased by hand, in either form, with no sealed admin.erased event recording it', async () => {
+    for (const earlierForm of [false, true]) {
+      const { db } = await sealedTrail(earlierForm);
+      await sql`update events set username = null, ip = null, user_agent = null, detail = null, personal_salt = null, erased_at = at where seq = 3`.execute(db);
+      expect(await verdict(db)).toMatch(/^event seq 3 \(id \d+, admin\.created at .*\) was edited: its personal data is gone, and no sealed admin\.erased event records that erasure/);
+    }
+    const marked = (await sealedTrail()).db;
+    await sql`update events set erased_at = at where seq = 3`.execute(marked);
+    expect(await verdict(marked)).toMatch(/^event seq 3 \(id \d+, admin\.created at .*\) was edited: it is marked erased but still holds personal data/);
   });
 
   it('a checkpoint edited, re-signed by another key, or deleted', async () => {
