@@ -1,7 +1,8 @@
 import { nowSeconds } from '../../runtime/clock.js';
-import { inTransaction } from '../../db/database.js';
-import { digestUnsealedEvents, earlierFormSeqs, eraseEvents, eraseNotifications, eraseSessionClients, lockAdmin, markAdminErased } from '../../db/queries/erasure.js';
-import { erasureDetail, ERASURE_TYPE } from '../audit/erasure-record.js';
+import { inTransaction, type Db } from '../../db/database.js';
+import { digestUnsealedEvents, earlierFormEvents, eraseEvents, hashBefore, eraseNotifications, eraseSessionClients, lockAdmin, markAdminErased } from '../../db/queries/erasure.js';
+import { GENESIS_HASH } from '../audit/canonical-event.js';
+import { earlierFormLink, erasureDetail, ERASURE_TYPE } from '../audit/erasure-record.js';
 import type { AppContext } from '../context.js';
 import { recordEvent, type RequestContext } from '../events.js';
 import { secureRandomBytes } from '../secure-random.js';
@@ -10,6 +11,17 @@ import { deleteAdmin, type DeletedAdmin } from './admin-delete.js';
 type Deps = Pick<AppContext, 'db' | 'clock'>;
 
 const salt = () => secureRandomBytes(32).toString('hex');
+
+/** The admin's earlier-form events with what the erasure record commits to for each. */
+async function earlierFormLinks(db: Db, adminId: string): Promise<{ seq: number; link: string }[]> {
+  const links = [];
+  for (const event of await earlierFormEvents(db, adminId)) {
+    const previous = event.seq === 1 ? GENESIS_HASH : await hashBefore(db, event.seq);
+    if (previous === undefined) throw new Error(`the hash before event seq ${event.seq} is missing: run school-auth events verify`);
+    links.push({ seq: event.seq, link: earlierFormLink(previous, event) });
+  }
+  return links;
+}
 
 /**
  * Deletes the admin (if not yet) and erases their personal data, in one transaction: the username,
@@ -26,7 +38,7 @@ export function eraseAdmin(deps: Deps, admin: DeletedAdmin & { readonly deleted:
     await lockAdmin(trx, admin.id);
     if (!admin.deleted) await deleteAdmin(inside, admin, context, by);
     await digestUnsealedEvents(trx, admin.id, salt);
-    const earlier = await earlierFormSeqs(trx, admin.id);
+    const earlier = await earlierFormLinks(trx, admin.id);
     const erased = await eraseEvents(trx, admin.id, deps.clock.now());
     await eraseSessionClients(trx, admin.id);
     await eraseNotifications(trx, admin.id);

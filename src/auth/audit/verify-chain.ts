@@ -45,7 +45,7 @@ export async function verifyChain(db: Db): Promise<ChainReport> {
       const seq = event.seq ?? 0;
       if (seq < expected) throw new AuditProblem(`${named(event)} lies before checkpoint seq ${sealer.pruned_through}, where prune cut the chain: inserted`);
       if (seq > expected) throw new AuditProblem(`event seq ${expected} was deleted (the chain jumps to seq ${seq})`);
-      erasures.check(event);
+      erasures.check(event, previousHash);
       // An erased event of the earlier form cannot be hashed again: its stored hash links the chain on.
       const hash = event.erased_at !== null && event.personal_digest === null ? (event.hash ?? '') : chainHash(previousHash, sealedView(event, seq));
       if (hash !== event.hash) {
@@ -69,7 +69,7 @@ export async function verifyChain(db: Db): Promise<ChainReport> {
       if (checkpoint.row.hash !== previousHash) throw new AuditProblem(`the events up to checkpoint seq ${seq} were rewritten: their hashes no longer lead to the signed one`);
     }
   }
-  erasures.finish();
+  erasures.finish(sealer.pruned_through + 1);
   const lastSealed = expected - 1;
   const dangling = await checkpoints.peekSeq();
   if (dangling !== undefined) throw new AuditProblem(`events seq ${lastSealed + 1} to ${dangling} were deleted: checkpoint seq ${dangling} covers them`);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { exportAdmin } from '../../auth/accounts/admin-export.js';
 import { removeAdmin } from '../../auth/accounts/admin-removal.js';
+import { sealBatch } from '../../auth/audit/sealer.js';
 import { say, withServices } from '../run.js';
 
 type Identify = (command: Command) => Command;
@@ -16,6 +17,8 @@ export function registerAdminDataCommands(admin: Command, identify: Identify): v
     .action((options: AdminOptions & { erase?: boolean }) =>
       withServices(async (services) => {
         const done = await removeAdmin(services, { schoolId: options.school, username: options.username }, options.erase === true);
+        // Sealed at once: until its admin.erased event is sealed, events verify names the erased events.
+        if (done === 'erased') while (((await sealBatch(services))?.events ?? 0) > 0);
         say(done === 'erased' ? `admin ${JSON.stringify(options.username)} deleted and their personal data erased` : `admin ${JSON.stringify(options.username)} deleted`);
       }),
     );

@@ -52,12 +52,17 @@ export async function moveKnownAddresses(db: Db, fromAccount: string, toAccount:
   await db.updateTable('known_client_ips').set({ account: toAccount }).where('account', '=', fromAccount).execute();
 }
 
-/** Removes the rows of deleted admins once none of their sessions is kept (the feed no longer lists them). */
+/**
+ * Removes the rows of deleted admins once none of their sessions is kept (the feed no longer lists
+ * them) and, unless erased, no event about them either: until then an erasure request can still
+ * find them by the username they had.
+ */
 export async function deleteDeletedAdmins(db: Db): Promise<number> {
   const result = await db
     .deleteFrom('admins')
     .where('deleted_at', 'is not', null)
     .where((eb) => eb.not(eb.exists(eb.selectFrom('sessions').select('sessions.id').whereRef('sessions.admin_id', '=', 'admins.id'))))
+    .where((eb) => eb.or([eb('erased_at', 'is not', null), eb.not(eb.exists(eb.selectFrom('events').select('events.id').whereRef('events.admin_id', '=', 'admins.id')))]))
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }

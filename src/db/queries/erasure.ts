@@ -29,18 +29,26 @@ export async function digestUnsealedEvents(db: Db, adminId: string, salt: () => 
   }
 }
 
-/** The seqs of the admin's sealed events of the earlier form (no digest), to be listed by the erasure record. */
-export async function earlierFormSeqs(db: Db, adminId: string): Promise<number[]> {
-  const rows = await db
+/** The admin's sealed events of the earlier form (no digest), in seq order: the erasure record commits to them. */
+export function earlierFormEvents(db: Db, adminId: string) {
+  return db
     .selectFrom('events')
-    .select('seq')
+    .select(['id', 'seq', 'at', 'type', 'school_id', 'admin_id', 'session_id'])
     .where('admin_id', '=', adminId)
     .where('personal_digest', 'is', null)
     .where('seq', 'is not', null)
     .where('erased_at', 'is', null)
     .orderBy('seq')
+    .$narrowType<{ seq: number }>()
     .execute();
-  return rows.map((row) => Number(row.seq));
+}
+
+/** The hash the event sealed at `seq` follows: the event before it, or the checkpoint prune anchored the chain at. */
+export async function hashBefore(db: Db, seq: number): Promise<string | undefined> {
+  const event = await db.selectFrom('events').select('hash').where('seq', '=', seq - 1).executeTakeFirst();
+  if (event?.hash) return event.hash;
+  const checkpoint = await db.selectFrom('audit_checkpoints').select('hash').where('seq', '=', seq - 1).executeTakeFirst();
+  return checkpoint?.hash;
 }
 
 /** Erases the personal fields (and their salt) of every event about the admin; how many. */
