@@ -134,7 +134,9 @@ export async function recordEvent(db: Db, clock: Clock, context: RequestContext,
     user_agent: bounded(context.userAgent, STORED_TEXT_LIMITS.userAgent),
     detail: entry.detail ?? null,
   };
-  await insertEvent(db, { at, type: entry.type, ...stored }, secureRandomBytes(32).toString('hex'));
-  await enqueueNotifications(db, at, { type: entry.type, timestamp: new Date(at).toISOString(), data: stored });
+  const erased = await insertEvent(db, { at, type: entry.type, ...stored }, secureRandomBytes(32).toString('hex'));
+  // About an admin whose data was erased: the event is stored erased, and its notifications say no more.
+  const data = erased ? { ...stored, username: null, ip: null, user_agent: null, detail: null } : stored;
+  await enqueueNotifications(db, at, { type: entry.type, timestamp: new Date(at).toISOString(), data });
   for (const listener of recorded) listener();
 }

@@ -1,6 +1,8 @@
 import type { AppContext } from '../context.js';
+import { findAdminForLogin } from '../../db/queries/admins.js';
 import { AppError } from '../../errors.js';
 import { recordEvent, type AuditEntry, type RequestContext } from '../events.js';
+import { canonicalKey } from '../identity.js';
 import { lockedByThisFailure, reserveLoginAttempt, type Reservation } from './throttle.js';
 
 type Who = Pick<AuditEntry, 'schoolId' | 'username' | 'adminId'>;
@@ -14,9 +16,20 @@ export async function admitPasswordCheck(deps: AppContext, account: string, ip: 
   const reservation = await reserveLoginAttempt(deps, account, ip);
   if (reservation.granted) return reservation;
   if (reservation.firstRefusal) {
-    await recordEvent(deps.db, deps.clock, context, { type: 'login.throttled', ...who, detail: `retry after ${reservation.wait}s` });
+    await recordEvent(deps.db, deps.clock, context, { type: 'login.throttled', ...(await withAdminId(deps, who)), detail: `retry after ${reservation.wait}s` });
   }
   throw new AppError('LOGIN_THROTTLED', { headers: { 'retry-after': String(reservation.wait) } });
+}
+
+/**
+ * `who` with the id of the admin it names, when a sign-in refused before any lookup names an
+ * existing one: the event holds their username, address and user agent, so erasing the admin
+ * (admin delete --erase) must find it by that id. Looked up once per block, known or not.
+ */
+async function withAdminId(deps: Pick<AppContext, 'db'>, who: Who): Promise<Who> {
+  if (who.adminId !== undefined || typeof who.schoolId !== 'string' || typeof who.username !== 'string') return who;
+  const admin = await findAdminForLogin(deps.db, who.schoolId, canonicalKey(who.username));
+  return { ...who, adminId: admin?.id ?? null };
 }
 
 /** Records a refused password check (counted as a failure when it was admitted), and the lockout it caused. */

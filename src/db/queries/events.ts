@@ -14,8 +14,9 @@ export type NewAuditEvent = Omit<Insertable<EventsTable>, 'personal_salt' | 'per
  * digest (event-digest.ts). An event about an admin whose data was erased is stored erased, decided
  * by the statement itself: on PostgreSQL it reads the admin's row FOR SHARE, so an erasure
  * committing meanwhile is either waited for (and seen) or waits for this event (and erases it).
+ * Whether it was stored erased.
  */
-export async function insertEvent(db: Db, event: NewAuditEvent, salt: string): Promise<void> {
+export async function insertEvent(db: Db, event: NewAuditEvent, salt: string): Promise<boolean> {
   const personal = {
     username: storableText(event.username ?? null),
     ip: event.ip ?? null,
@@ -25,12 +26,15 @@ export async function insertEvent(db: Db, event: NewAuditEvent, salt: string): P
   const row = { ...event, ...personal, school_id: storableText(event.school_id ?? null), personal_salt: salt, personal_digest: personalDigest(salt, personal) };
   if (row.admin_id === null || row.admin_id === undefined) {
     await db.insertInto('events').values(row).execute();
-    return;
+    return false;
   }
   const lock = dialectOf(db) === 'postgres' ? sql` for share` : sql``;
-  const erased = sql<boolean>`(select count(*) from (select erased_at from admins where id = ${row.admin_id}${lock}) as admin where admin.erased_at is not null) > 0`;
+  // The row is selected (and so locked) whatever its erased_at, which is tested outside: a
+  // condition on it inside the locking select would skip the row of an admin not erased in this
+  // statement's snapshot, lock nothing, and miss an erasure committing meanwhile.
+  const erased = sql<boolean>`(select erased_at from admins where id = ${row.admin_id}${lock}) is not null`;
   const unlessErased = <T>(value: T) => sql<T>`case when ${erased} then null else ${value} end`;
-  await db
+  const stored = await db
     .insertInto('events')
     .columns(['at', 'type', 'school_id', 'admin_id', 'session_id', 'username', 'ip', 'user_agent', 'detail', 'personal_salt', 'personal_digest', 'erased_at'])
     .expression(
@@ -49,7 +53,9 @@ export async function insertEvent(db: Db, event: NewAuditEvent, salt: string): P
         sql<number | null>`case when ${erased} then cast(${row.at} as bigint) else null end`.as('erased_at'),
       ]),
     )
-    .execute();
+    .returning('erased_at')
+    .executeTakeFirstOrThrow();
+  return stored.erased_at !== null;
 }
 
 interface EventFilter {
