@@ -88,7 +88,7 @@ describe.each(TEST_DIALECTS)('erasure and events verify on %s', (dialect) => {
   }
 
   it("after one admin's erasure the trail verifies, alone and against the checkpoints and export taken before", async () => {
-    const { t, db, personId, before, shipped, events } = await erasedTrail();
+    const { db, personId, before: exportedBefore, shipped, events } = await erasedTrail();
     const about = events.filter((event) => event.admin_id === personId);
     const record = about.find((event) => event.type === 'admin.erased');
     const erased = about.filter((event) => event !== record);
@@ -105,20 +105,21 @@ describe.each(TEST_DIALECTS)('erasure and events verify on %s', (dialect) => {
     expect(events.every((event) => event.admin_id === personId || event.erased_at === null)).toBe(true);
 
     expect(await verdict(db)).toBe('ok');
-    const log = shippedLog(shipped);
-    onTestFinished(log.remove);
-    expect(await verdict(db, log.file)).toBe('ok');
-    expect(await verdict(db, shippedLog(shipped.slice(0, 2)).file)).toBe('ok');
+    // Against the checkpoints shipped before the erasure alone, and with the one after.
+    const before = shippedLog(shipped.slice(0, 2));
+    const all = shippedLog(shipped);
+    onTestFinished(() => (before.remove(), all.remove()));
+    expect(await verdict(db, before.file)).toBe('ok');
+    expect(await verdict(db, all.file)).toBe('ok');
 
     // The export taken before re-hashes to the checkpoint signed then, and every seq keeps its hash.
-    expect(rehash(before)).toBe(shipped[1]?.hash);
+    expect(rehash(exportedBefore)).toBe(shipped[1]?.hash);
     const after = await exported(db);
-    expect(after.slice(0, before.length).map((line) => [line.seq, line.hash])).toEqual(before.map((line) => [line.seq, line.hash]));
+    expect(after.slice(0, exportedBefore.length).map((line) => [line.seq, line.hash])).toEqual(exportedBefore.map((line) => [line.seq, line.hash]));
     expect(rehash(after)).toBe(shipped.at(-1)?.hash);
     const erasedLine = after.find((line) => line.erased === true);
     expect(erasedLine).toMatchObject({ username: null, ip: null, user_agent: null, detail: null, personal_salt: null, admin_id: personId });
-    expect(JSON.stringify(before).includes(PERSON.ip)).toBe(true);
-    expect(t.services.config.retention.auditDays).toBeGreaterThan(0);
+    expect(JSON.stringify(exportedBefore).includes(PERSON.ip)).toBe(true);
   });
 
   it('after the erasure nothing of the person is readable in any column of any table', async () => {
