@@ -27,6 +27,8 @@ interface EventRow {
   user_agent: string | null;
   detail: string | null;
   session: string | null;
+  admin_id: string | null;
+  erased: boolean;
 }
 
 const ROTATED = /^new ES256 key (\S+) published; it signs from (\S+)\. The previous key stays published until its tokens have expired\.\n$/;
@@ -158,7 +160,7 @@ describe.concurrent('school-auth events', () => {
     expect(times).toEqual([...times].sort((a, b) => b - a));
 
     const lincoln = { school_id: 'lincoln-high', username: 'alice' };
-    expect(events[0]).toEqual({ at: expect.any(String), type: 'session.revoked', ...lincoln, ip: null, user_agent: `school-auth-cli (os user ${userInfo().username})`, detail: null, session: sid2 });
+    expect(events[0]).toEqual({ at: expect.any(String), type: 'session.revoked', ...lincoln, ip: null, user_agent: `school-auth-cli (os user ${userInfo().username})`, detail: null, session: sid2, admin_id: expect.any(String), erased: false });
     expect(events[1]).toMatchObject({ type: 'login.success', school_id: 'oak-ridge', username: 'carol', ip: '192.0.2.1', user_agent: 'Safari' });
     expect(events[2]).toMatchObject({ type: 'login.success', ...lincoln, ip: browser.ip, user_agent: browser.userAgent, session: sid2 });
     expect(events[3]).toMatchObject({ type: 'logout', ...lincoln, ip: browser.ip, user_agent: browser.userAgent, session: sid1 });

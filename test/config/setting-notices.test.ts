@@ -21,9 +21,9 @@ describe('mistyped environment variables', () => {
   });
 
   it('names any name with the first word of a setting, however far from every setting', () => {
-    const notices = settingNotices({ SSO_CLIENT_SECRET: 'x', WEBAUTHN_RPID: 'x', AUDIT_RETENTION_DAYS: 'x' }, undefined);
+    const notices = settingNotices({ SSO_CLIENT_SECRET: 'x', WEBAUTHN_RPID: 'x', AUDIT_SEAL_EVERY: 'x' }, undefined);
     expect(notices.map((notice) => [notice.variable, notice.suggestion])).toEqual([
-      ['AUDIT_RETENTION_DAYS', 'AUDIT_SEAL_INTERVAL'],
+      ['AUDIT_SEAL_EVERY', 'AUDIT_SEAL_INTERVAL'],
       ['SSO_CLIENT_SECRET', expect.stringMatching(/^SSO_/)],
       ['WEBAUTHN_RPID', 'WEBAUTHN_RP_ID'],
     ]);
