@@ -59,7 +59,7 @@ describe('GET /docs in a real browser', () => {
       expect(logoSvg).not.toMatch(/fastify/i);
       expect((await page.locator('.info .title').innerText()).replace(/\s+/g, ' ')).toMatch(new RegExp(`^school-auth ${PACKAGE_VERSION.replace(/\./g, '\\.')}\\b`));
       const tags = (await page.locator('.opblock-tag-section .opblock-tag').allInnerTexts()).map((text) => text.split('\n')[0]?.trim());
-      expect(tags).toEqual(['sign-in and tokens', 'sessions', 'second factor', 'keys', 'operations']);
+      expect(tags).toEqual(['sign-in and tokens', 'sessions', 'second factor', 'keys', 'operations', 'directory provisioning (SCIM 2.0)']);
       expect(requested.some((url) => /\/docs\/(static\/)?(logo\.svg|favicon-\d+x\d+\.png)$/.test(url))).toBe(false);
 
       const summaries = (await page.locator('.opblock-summary').allInnerTexts()).map((text) => text.replace(/\s+/g, ' '));
