@@ -11,6 +11,7 @@ import { registerMeRoute } from './http/routes/me.js';
 import { registerMfaEnrollRoutes } from './http/routes/mfa/enroll.js';
 import { registerMfaFactorRoutes } from './http/routes/mfa/factors.js';
 import { registerPasskeyRoutes } from './http/routes/mfa/passkeys.js';
+import { registerPasskeyLoginRoutes } from './http/routes/passkey-login.js';
 import { registerMfaVerifyRoute } from './http/routes/mfa/verify.js';
 import { registerOperationRoutes } from './http/routes/operations.js';
 import { registerPasswordRoute } from './http/routes/sessions/password.js';
@@ -78,6 +79,7 @@ export async function buildApp(deps: AppContext): Promise<FastifyInstance> {
   registerMfaEnrollRoutes(app, deps);
   registerMfaFactorRoutes(app, deps);
   registerPasskeyRoutes(app, deps);
+  registerPasskeyLoginRoutes(app, deps);
   registerSessionRoutes(app, deps);
   registerPasswordRoute(app, deps);
   const recoveries = registerPasswordRecoveryRoutes(app, deps);

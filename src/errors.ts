@@ -30,6 +30,7 @@ export const catalogue = {
   PASSKEYS_OFF: { status: 404, detail: 'Passkeys are not enabled on this server', headers: {} },
   PASSKEY_REGISTRATION_FAILED: { status: 400, detail: 'Passkey registration failed', headers: {} },
   PASSWORD_LOGIN_OFF: { status: 403, detail: 'Password sign-in is turned off for this school', headers: {} },
+  PASSKEY_REQUIRED: { status: 403, detail: 'Sign in with your passkey', headers: {} },
   SSO_NOT_SET_UP: { status: 404, detail: 'Single sign-on is not set up for this school', headers: {} },
   SSO_REDIRECT_URI_INVALID: { status: 400, detail: 'redirect_uri is not one of the registered front-end addresses', headers: {} },
   SSO_CODE_CHALLENGE_INVALID: { status: 400, detail: 'code_challenge must be a PKCE S256 challenge (43 base64url characters)', headers: {} },

@@ -7,7 +7,7 @@ import { PasswordHasher } from './auth/passwords/passwords.js';
 import { listTotpSecretsThatOpen } from './auth/mfa/secret-box.js';
 import { SealedSecretWatch } from './auth/keys/sealed-secret-watch.js';
 import { listClientSecretsThatOpen } from './auth/sso/client-secret.js';
-import { stateKey } from './auth/sso/state.js';
+import { browserStateKey } from './auth/keys/browser-state-key.js';
 import { SigningKeys } from './auth/keys/signing-keys.js';
 import { connect } from './db/connect.js';
 import type { Database } from './db/database.js';
@@ -48,7 +48,7 @@ export async function openServices(config: Config, options: OpenOptions = {}): P
     if (prepare === 'server') await keys.ensureKey();
     if (prepare === 'server') await listTotpSecretsThatOpen(database.db, config.keyEncryption);
     if (prepare === 'server') await listClientSecretsThatOpen(database.db, config.keyEncryption);
-    if (prepare === 'server') await stateKey({ db: database.db, config });
+    if (prepare === 'server') await browserStateKey({ db: database.db, config });
     const hasher = await PasswordHasher.create(config.argon2, config.hashConcurrency, config.hashQueueLimit);
     // The server verifies logins: its dummy hash costs what most stored hashes cost.
     if (prepare === 'server') await hasher.matchDummyTo(await commonStoredHashParams(database.db));

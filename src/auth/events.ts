@@ -35,6 +35,7 @@ export type EventType =
   | 'mfa.recovery_codes_renewed'
   | 'mfa.reset'
   | 'school.mfa_policy'
+  | 'school.passkey_policy'
   | 'events.pruned'
   | 'sso.success'
   | 'sso.failure'

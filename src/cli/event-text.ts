@@ -18,6 +18,7 @@ const WHAT: Record<string, string> = {
   'school.suspended': 'school suspended',
   'school.resumed': 'school resumed',
   'school.mfa_policy': 'second-factor policy set',
+  'school.passkey_policy': 'passkey sign-in policy set',
   'keys.created': 'signing key created at start',
   'keys.rotated': 'signing key rotated',
   'keys.revoked': 'signing key revoked',

@@ -21,6 +21,7 @@ import { notifications } from './migrations/015-notifications.js';
 import { passwordRecovery } from './migrations/016-password-recovery.js';
 import { directoryProvisioning } from './migrations/017-directory-provisioning.js';
 import { erasure } from './migrations/018-erasure.js';
+import { passkeySignIn } from './migrations/019-passkey-sign-in.js';
 
 /** Every migration, in order. Names are permanent once released. */
 const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '016-password-recovery': passwordRecovery,
   '017-directory-provisioning': directoryProvisioning,
   '018-erasure': erasure,
+  '019-passkey-sign-in': passkeySignIn,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

@@ -7,7 +7,7 @@
  */
 
 /** The metric that counts a route's attempts by outcome (see src/http/plugins/metrics.ts). */
-export type AttemptCounter = 'logins' | 'refreshes' | 'mfaVerifications' | 'ssoExchanges';
+export type AttemptCounter = 'logins' | 'refreshes' | 'mfaVerifications' | 'ssoExchanges' | 'passkeyLogins';
 
 /** A step of the browser's single sign-on round trip, counted by where it sends the browser. */
 type SsoBrowserStep = 'start' | 'callback';

@@ -11,6 +11,7 @@ interface SchoolRow {
   name: string;
   status: string;
   mfa_policy: string;
+  passkeys: string;
   password_recovery: string;
   sso: string | null;
   created_at: string;
@@ -34,15 +35,15 @@ describe.concurrent('school-auth school', () => {
     const table = ok(await ws.run(['school', 'list']));
     const lines = table.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^school_id\s+name\s+status\s+mfa_policy\s+password_recovery\s+sso\s+created_at$/);
+    expect(lines[0]).toMatch(/^school_id\s+name\s+status\s+mfa_policy\s+passkeys\s+password_recovery\s+sso\s+created_at$/);
     expect(lines[1]).toMatch(/^lincoln-high\s+Lincoln High School\s+active\s+optional\s+on\s+-\s+\d{4}-\d{2}-\d{2}T[\d:.]+Z$/);
     expect(lines[2]).toMatch(/^Oak-Ridge\s+Oak-Ridge\s+active\s+optional\s+on\s+-\s+\d{4}-/);
 
     const rows = parseJson<SchoolRow[]>(ok(await ws.run(['school', 'list', '--json'])));
     expect(rows).toEqual([
-      { school_id: 'lincoln-high', name: 'Lincoln High School', status: 'active', mfa_policy: 'optional', password_recovery: 'on', sso: null, created_at: expect.stringMatching(ISO_TIME) },
+      { school_id: 'lincoln-high', name: 'Lincoln High School', status: 'active', mfa_policy: 'optional', passkeys: 'allowed', password_recovery: 'on', sso: null, created_at: expect.stringMatching(ISO_TIME) },
       // Without --name the display name is the id.
-      { school_id: 'Oak-Ridge', name: 'Oak-Ridge', status: 'active', mfa_policy: 'optional', password_recovery: 'on', sso: null, created_at: expect.stringMatching(ISO_TIME) },
+      { school_id: 'Oak-Ridge', name: 'Oak-Ridge', status: 'active', mfa_policy: 'optional', passkeys: 'allowed', password_recovery: 'on', sso: null, created_at: expect.stringMatching(ISO_TIME) },
     ]);
     for (const row of rows) {
       const created = Date.parse(row.created_at);

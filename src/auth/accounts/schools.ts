@@ -32,6 +32,7 @@ export async function addSchool(deps: Deps, schoolId: string, name: string | und
     created_at: nowSeconds(deps.clock),
     mfa_policy: 'optional',
     password_recovery: 1,
+    passkey_policy: 'allowed',
   };
   if (!(await insertSchool(deps.db, school))) throw new UsageError(`school ${JSON.stringify(schoolId)} already exists`);
   await recordEvent(deps.db, deps.clock, CLI_CONTEXT, { type: 'school.created', schoolId: school.key });

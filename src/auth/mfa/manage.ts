@@ -18,6 +18,8 @@ export async function describeFactors(deps: AppContext, adminId: string) {
       name: factor.name,
       createdAt: factor.created_at,
       lastUsedAt: factor.last_used_at,
+      // Whether it can sign in alone: known for passkeys only, from the browser or from a sign-in.
+      discoverable: factor.discoverable === null ? null : factor.discoverable === 1,
     })),
     recoveryCodesLeft: await countRecoveryCodesLeft(deps.db, adminId),
   };

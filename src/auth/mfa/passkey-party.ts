@@ -45,7 +45,20 @@ export function signedChallenge(credential: unknown): string | undefined {
  * a cloud keychain, so it counts as a software-held key (`swk`). Either is AAL2 with the password.
  */
 export function passkeyAssurance(deviceType: string | null): Assurance {
-  return { acr: 'aal2', amr: ['pwd', deviceType === 'multiDevice' ? 'swk' : 'hwk', 'mfa'] };
+  return { acr: 'aal2', amr: ['pwd', keyHeld(deviceType), 'mfa'] };
+}
+
+/**
+ * A passkey alone, with user verification: the key is had, the PIN or biometric the authenticator
+ * checked is the other factor (RFC 8176 `user`: the user was verified at the device), AAL2 by
+ * itself (NIST SP 800-63B-4). No `pwd`: no password was presented.
+ */
+export function passkeyAloneAssurance(deviceType: string | null): Assurance {
+  return { acr: 'aal2', amr: [keyHeld(deviceType), 'user', 'mfa'] };
+}
+
+function keyHeld(deviceType: string | null): 'swk' | 'hwk' {
+  return deviceType === 'multiDevice' ? 'swk' : 'hwk';
 }
 
 /** The browser hints stored with a passkey, as the options want them back. */

@@ -13,6 +13,8 @@ import { epochOf, requireFactorManager, type MfaPrincipal } from './principal.js
  * Creation options for a new passkey of the bearer's admin; the challenge is stored (one per
  * admin, replacing an earlier one) for PASSKEY_CHALLENGE_LIFETIME. The user handle is the
  * admin's id, never a name; the admin's passkeys are excluded so one key is not added twice.
+ * The options ask for a discoverable credential and the `credProps` extension (simplewebauthn
+ * adds it), whose answer says whether the passkey can sign in alone.
  */
 export async function passkeyRegistrationOptions(deps: AppContext, principal: MfaPrincipal) {
   const party = relyingParty(deps.config);
@@ -27,7 +29,8 @@ export async function passkeyRegistrationOptions(deps: AppContext, principal: Mf
     timeout: PASSKEY_TIMEOUT_MS,
     attestationType: 'none',
     excludeCredentials: await passkeyDescriptors(deps.db, admin.id),
-    authenticatorSelection: { residentKey: 'preferred', userVerification: 'required' },
+    // Discoverable, so it can also sign in alone; a school that requires passkey sign-in insists.
+    authenticatorSelection: { residentKey: admin.school_passkey_policy === 'required' ? 'required' : 'preferred', userVerification: 'required' },
     supportedAlgorithmIDs: PASSKEY_ALGORITHMS,
   });
   await saveRegistrationChallenge(deps.db, admin.id, options.challenge, nowSeconds(deps.clock) + PASSKEY_CHALLENGE_LIFETIME);
@@ -69,7 +72,19 @@ export async function registerPasskey(deps: AppContext, principal: MfaPrincipal,
     transports: (key.transports ?? []).join(','),
     device_type: credentialDeviceType,
     enrolled_ip: context.ip,
+    discoverable: residentKeyOf(credential),
   }, epochOf(principal));
   if (!stored) throw new AppError('PASSKEY_REGISTRATION_FAILED');
   return finishEnrollment(deps, principal, { hasFactor, detail: `webauthn ${factorId}`, factorId, assurance: passkeyAssurance(credentialDeviceType) }, context);
+}
+
+/**
+ * What the browser's `credProps` extension said: 1 a discoverable credential, 0 not, null when it
+ * did not say. Not signed by the authenticator: it only informs `GET /admin/auth/mfa` and the
+ * `required` policy, and a passkey that signs in alone is marked discoverable then.
+ */
+function residentKeyOf(credential: unknown): number | null {
+  const results = (credential as { clientExtensionResults?: { credProps?: { rk?: unknown } } }).clientExtensionResults;
+  const rk = results?.credProps?.rk;
+  return typeof rk === 'boolean' ? Number(rk) : null;
 }

@@ -1,6 +1,7 @@
 import { isPasswordLoginOff } from '../../db/queries/sso-settings.js';
 import { SSO_ONLY_PASSWORD_HASH } from '../sso/links.js';
 import { findAdminForLogin, replacePasswordHash, type AdminForLogin } from '../../db/queries/admins.js';
+import { hasDiscoverablePasskey } from '../../db/queries/passkey-sign-in.js';
 import { AppError } from '../../errors.js';
 import { aboutAdmin, recordEvent, type RequestContext } from '../events.js';
 import type { AppContext } from '../context.js';
@@ -46,6 +47,7 @@ export async function login(deps: AppContext, credentials: Credentials, context:
     throw new AppError('LOGIN_REFUSED');
   }
   await upgradeHashIfNeeded(deps, admin, credentials.password);
+  await refuseIfPasskeyRequired(deps, admin, { account, ip }, context);
   const challenge = await secondFactorChallenge(deps, admin);
   if (challenge === undefined) {
     return startSession(deps, admin, { account, ip }, context, PASSWORD_ONLY).catch(async (error: unknown) => {
@@ -84,6 +86,18 @@ function refusalReason(admin: AdminForLogin | undefined, passwordMatches: boolea
   if (admin.school_suspended_at !== null) return 'school_suspended';
   if (admin.disabled_at !== null) return 'admin_disabled';
   return undefined;
+}
+
+/**
+ * A school that requires passkey sign-in refuses the password step of an admin who has a
+ * discoverable passkey, before any mfa_token: after the right password only, so the 403 tells
+ * nothing to someone without it. The right password is no failed login; the event says why.
+ */
+async function refuseIfPasskeyRequired(deps: AppContext, admin: AdminForLogin, client: { account: string; ip: string }, context: RequestContext): Promise<void> {
+  if (admin.school_passkey_policy !== 'required' || !(await hasDiscoverablePasskey(deps.db, admin.id))) return;
+  await releaseLoginAttempt(deps, client.account, client.ip);
+  await recordEvent(deps.db, deps.clock, context, { type: 'login.failure', ...aboutAdmin(admin), detail: 'passkey_required' });
+  throw new AppError('PASSKEY_REQUIRED');
 }
 
 /** Rehash with the configured parameters once the password is known to be right. */

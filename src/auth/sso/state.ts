@@ -1,6 +1,5 @@
-import { createHash, createSecretKey, hkdfSync, type KeyObject } from 'node:crypto';
-import { secureRandomBytes } from '../secure-random.js';
-import { ensureServerSecret } from '../../db/queries/server-secrets.js';
+import { createHash } from 'node:crypto';
+import { browserStateKey } from '../keys/browser-state-key.js';
 import type { AppContext } from '../context.js';
 import { SEALED_PREFIX, openSealedText, sealText } from '../keys/sealed-text.js';
 
@@ -19,41 +18,16 @@ export interface SsoState {
 /** Seconds between start and callback: time to sign in at the IdP, MFA included. */
 export const STATE_LIFETIME = 600;
 const LABEL = 'school-auth sso state';
-const keys = new WeakMap<object, Promise<KeyObject>>();
-
-/**
- * The key that seals states. Derived from the key-encryption key when one is set; otherwise a
- * random key stored in the database the first time, so every instance opens every state. The
- * server prepares it when it starts, so no sign-in's `start` ever writes it.
- */
-export function stateKey(deps: Pick<AppContext, 'db' | 'config'>): Promise<KeyObject> {
-  let key = keys.get(deps.db);
-  if (key === undefined) {
-    key = deriveStateKey(deps);
-    key.catch(() => keys.delete(deps.db));
-    keys.set(deps.db, key);
-  }
-  return key;
-}
-
-async function deriveStateKey(deps: Pick<AppContext, 'db' | 'config'>): Promise<KeyObject> {
-  const encryption = deps.config.keyEncryption;
-  if (encryption !== undefined) {
-    return createSecretKey(Buffer.from(hkdfSync('sha256', encryption.key.export(), Buffer.alloc(0), LABEL, 32)));
-  }
-  const stored = await ensureServerSecret(deps.db, 'sso_state_key', secureRandomBytes(32).toString('base64url'));
-  return createSecretKey(Buffer.from(stored, 'base64url'));
-}
 
 export async function sealState(deps: Pick<AppContext, 'db' | 'config'>, state: SsoState): Promise<string> {
-  const sealed = sealText(JSON.stringify(state), LABEL, await stateKey(deps));
+  const sealed = sealText(JSON.stringify(state), LABEL, await browserStateKey(deps));
   return sealed.slice(SEALED_PREFIX.length);
 }
 
 /** The state, if it opens, is well formed and has not expired; undefined otherwise. */
 export async function openState(deps: Pick<AppContext, 'db' | 'config'>, raw: string, now: number): Promise<SsoState | undefined> {
   if (raw.length === 0 || raw.length > 4096 || !/^[A-Za-z0-9_-]+$/.test(raw)) return undefined;
-  const opened = openSealedText(SEALED_PREFIX + raw, LABEL, await stateKey(deps));
+  const opened = openSealedText(SEALED_PREFIX + raw, LABEL, await browserStateKey(deps));
   if (opened === undefined) return undefined;
   const state = JSON.parse(opened) as SsoState;
   return state.expiresAt > now ? state : undefined;

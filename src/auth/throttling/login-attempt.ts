@@ -3,7 +3,8 @@ import { findAdminForLogin } from '../../db/queries/admins.js';
 import { AppError } from '../../errors.js';
 import { recordEvent, type AuditEntry, type RequestContext } from '../events.js';
 import { canonicalKey } from '../identity.js';
-import { lockedByThisFailure, reserveLoginAttempt, type Reservation } from './throttle.js';
+import { lockedByThisFailure, reserveLoginAttempt, reservePasskeyAttempt, type Reservation } from './throttle.js';
+import type { PasskeyCredential } from './throttle-rules.js';
 
 type Who = Pick<AuditEntry, 'schoolId' | 'username' | 'adminId'>;
 type Granted = Reservation & { granted: true };
@@ -13,7 +14,15 @@ type Granted = Reservation & { granted: true };
  * self-service change), or refuses it with the 429, recording only the first refusal of a block.
  */
 export async function admitPasswordCheck(deps: AppContext, account: string, ip: string, context: RequestContext, who: Who): Promise<Granted> {
-  const reservation = await reserveLoginAttempt(deps, account, ip);
+  return admitted(deps, await reserveLoginAttempt(deps, account, ip), context, who);
+}
+
+/** Admits one passkey sign-in into the throttle (its address, and the credential there), or refuses it with the login's 429. */
+export async function admitPasskeyAttempt(deps: AppContext, credential: PasskeyCredential | undefined, ip: string, context: RequestContext, who: Who): Promise<Granted> {
+  return admitted(deps, await reservePasskeyAttempt(deps, credential, ip), context, who);
+}
+
+async function admitted(deps: AppContext, reservation: Reservation, context: RequestContext, who: Who): Promise<Granted> {
   if (reservation.granted) return reservation;
   if (reservation.firstRefusal) {
     await recordEvent(deps.db, deps.clock, context, { type: 'login.throttled', ...(await withAdminId(deps, who)), detail: `retry after ${reservation.wait}s` });
@@ -32,7 +41,7 @@ async function withAdminId(deps: Pick<AppContext, 'db'>, who: Who): Promise<Who>
   return { ...who, adminId: admin?.id ?? null };
 }
 
-/** Records a refused password check (counted as a failure when it was admitted), and the lockout it caused. */
+/** Records a refused sign-in (counted as a failure when it was admitted), and the lockout it caused. */
 export async function recordPasswordFailure(deps: AppContext, reservation: Granted, context: RequestContext, who: Who, reason: string | null): Promise<void> {
   await recordEvent(deps.db, deps.clock, context, { type: 'login.failure', ...who, detail: reason });
   if (lockedByThisFailure(reservation, deps.config.throttle)) {

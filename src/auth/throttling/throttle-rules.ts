@@ -31,6 +31,20 @@ function exponentialWaits(free: number, cap: number): number[] {
   return waits;
 }
 
+/** An address's failures, all accounts and both ways of signing in together. */
+function addressRule(settings: ThrottleConfig, ip: string, knownIp: boolean): CounterRule {
+  return {
+    key: keys('', ip).ip,
+    account: null,
+    window: settings.ipWindow,
+    // Other people's failures at a shared address (a school's NAT) never block an admin who
+    // signed in from it before; a first-time account at that address waits for the window.
+    enforce: !knownIp,
+    // A fixed window: past the limit, the address waits for the window to end.
+    backoff: { count: 'failures', waits: [...new Array<number>(settings.ipFailures).fill(0), settings.ipWindow], from: 'window-start' },
+  };
+}
+
 /** The three counters one attempt is checked against and counted in, always in this order. */
 export function counterRules(settings: ThrottleConfig, account: string, ip: string, knownIp: boolean): CounterRule[] {
   const names = keys(account, ip);
@@ -42,16 +56,7 @@ export function counterRules(settings: ThrottleConfig, account: string, ip: stri
       enforce: true,
       backoff: { count: 'failures', waits: exponentialWaits(settings.accountIpFreeFailures, settings.maxWait), from: 'now' },
     },
-    {
-      key: names.ip,
-      account: null,
-      window: settings.ipWindow,
-      // Other people's failures at a shared address (a school's NAT) never block an admin who
-      // signed in from it before; a first-time account at that address waits for the window.
-      enforce: !knownIp,
-      // A fixed window: past the limit, the address waits for the window to end.
-      backoff: { count: 'failures', waits: [...new Array<number>(settings.ipFailures).fill(0), settings.ipWindow], from: 'window-start' },
-    },
+    addressRule(settings, ip, knownIp),
     {
       key: names.account,
       account,
@@ -68,3 +73,35 @@ export function counterRules(settings: ThrottleConfig, account: string, ip: stri
   ];
 }
 
+
+/** A passkey (its factor id: ours, never what a client sent) and the account (accountOf) of its admin. */
+export interface PasskeyCredential {
+  readonly id: string;
+  readonly account: string;
+}
+
+export function passkeyKeys(credential: PasskeyCredential, ip: string) {
+  return { credentialIp: digest('passkey-ip', credential.id, ip) };
+}
+
+/**
+ * The counters of a passkey sign-in: the login's per-address one, shared with passwords at the
+ * same limits, that an address the admin signed in from before does not obey; and, for a
+ * credential of ours, per (credential, address) like a password's per (account, address). No
+ * counter spans addresses or locks: an assertion cannot be guessed, so throttling only bounds the
+ * work and writes one address can cause, and a stranger's failures never keep the admin out.
+ */
+export function passkeyCounterRules(settings: ThrottleConfig, credential: PasskeyCredential | undefined, ip: string, knownIp: boolean): CounterRule[] {
+  const address = addressRule(settings, ip, knownIp);
+  if (credential === undefined) return [address];
+  return [
+    {
+      key: passkeyKeys(credential, ip).credentialIp,
+      account: credential.account,
+      window: settings.accountIpWindow,
+      enforce: true,
+      backoff: { count: 'failures', waits: exponentialWaits(settings.accountIpFreeFailures, settings.maxWait), from: 'now' },
+    },
+    address,
+  ];
+}

@@ -2,7 +2,7 @@ import type { Clock } from '../../runtime/clock.js';
 import { nowSeconds } from '../../runtime/clock.js';
 import type { ThrottleConfig } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
-import { counterRules, keys } from './throttle-rules.js';
+import { counterRules, keys, passkeyCounterRules, passkeyKeys, type PasskeyCredential } from './throttle-rules.js';
 import {
   countRefusal,
   deleteAccountCounters,
@@ -34,7 +34,38 @@ export async function reserveLoginAttempt(deps: Deps, account: string, ip: strin
   if (!settings.enabled) return { granted: true, consecutive: 0 };
   const now = nowSeconds(deps.clock);
   const knownIp = await isKnownClientIp(deps.db, account, ip, now - settings.knownIpDays * 86_400);
-  const rules = counterRules(settings, account, ip, knownIp);
+  return reserveCounters(deps, counterRules(settings, account, ip, knownIp), now);
+}
+
+/**
+ * A passkey sign-in's attempt, reserved like a password's before the assertion is checked: in the
+ * login's counter of the address, and per (credential, address) when the credential is one of
+ * ours (`credential.account` is its admin's).
+ */
+export async function reservePasskeyAttempt(deps: Deps, credential: PasskeyCredential | undefined, ip: string): Promise<Reservation> {
+  const settings = deps.config.throttle;
+  if (!settings.enabled) return { granted: true, consecutive: 0 };
+  const now = nowSeconds(deps.clock);
+  const knownIp = credential !== undefined && (await isKnownClientIp(deps.db, credential.account, ip, now - settings.knownIpDays * 86_400));
+  return reserveCounters(deps, passkeyCounterRules(settings, credential, ip, knownIp), now);
+}
+
+/** Forgets a passkey's failures at this address once it signed in (startSession settles the address's). */
+export async function settlePasskeySuccess(deps: Deps, credential: PasskeyCredential, ip: string): Promise<void> {
+  if (!deps.config.throttle.enabled) return;
+  await deleteCounters(deps.db, [passkeyKeys(credential, ip).credentialIp]);
+}
+
+/** Gives back a passkey attempt that was never checked (the database failed) or that signed in. */
+export async function releasePasskeyAttempt(deps: Deps, credential: PasskeyCredential | undefined, ip: string): Promise<void> {
+  const settings = deps.config.throttle;
+  if (!settings.enabled) return;
+  if (credential !== undefined) await releaseAttempt(deps.db, passkeyKeys(credential, ip).credentialIp, settings.accountIpFreeFailures);
+  await releaseAttempt(deps.db, keys('', ip).ip, settings.ipFailures);
+}
+
+async function reserveCounters(deps: Deps, rules: CounterRule[], now: number): Promise<Reservation> {
+  const settings = deps.config.throttle;
   try {
     return await deps.db.transaction().execute(async (trx) => {
       let consecutive = 0;

@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
 import { describeAdminMfa, resetAdminMfa, setMfaPolicy } from '../../auth/mfa/operator.js';
+import { setPasskeyPolicy } from '../../auth/mfa/passkey-policy.js';
 import { factorRows, printFactorReport } from '../factor-report.js';
 import { printRows } from '../output.js';
 import { count } from '../plural.js';
 import { say, withServices } from '../run.js';
 
-/** `school mfa <school_id> optional|required`, under the `school` command. */
+/** `school mfa <school_id> optional|required` and `school passkeys <school_id> allowed|required|off`, under the `school` command. */
 export function registerSchoolMfaCommand(school: Command): void {
   school
     .command('mfa <school_id> <policy>')
@@ -15,6 +16,17 @@ export function registerSchoolMfaCommand(school: Command): void {
         const { sessionsEnded } = await setMfaPolicy(services, schoolId, policy);
         const ended = policy === 'required' ? `; ${count(sessionsEnded, 'password-only session')} ended` : '';
         say(`school ${JSON.stringify(schoolId)}: second factor ${policy}${ended}`);
+      }),
+    );
+
+  school
+    .command('passkeys <school_id> <policy>')
+    .description('passkey sign-in: allowed (passkey or password), required (admins with a discoverable passkey use it) or off')
+    .action((schoolId: string, policy: string) =>
+      withServices(async (services) => {
+        const { sessionsEnded } = await setPasskeyPolicy(services, schoolId, policy);
+        const ended = policy === 'required' ? `; ${count(sessionsEnded, 'password session')} of passkey holders ended` : '';
+        say(`school ${JSON.stringify(schoolId)}: passkey sign-in ${policy}${ended}`);
       }),
     );
 }

@@ -41,6 +41,7 @@ export function registerSchoolCommands(program: Command): void {
           name: row.name,
           status: row.suspended_at === null ? 'active' : 'suspended',
           mfa_policy: row.mfa_policy,
+          passkeys: row.passkey_policy,
           password_recovery: row.password_recovery === 1 ? 'on' : 'off',
           sso: ssoSummary(sso.get(row.key)),
           created_at: isoSeconds(row.created_at),

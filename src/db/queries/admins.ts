@@ -11,6 +11,8 @@ export interface AdminForLogin extends Admin {
   school_suspended_at: number | null;
   /** The policy as read; the session's insert decides again (insertSession). */
   school_mfa_policy: string;
+  /** Read for the password step; the session's insert decides again (insertSession). */
+  school_passkey_policy: string;
 }
 
 /** Admins with what sign-in needs to know about their school. */
@@ -19,7 +21,7 @@ function selectAdminsWithSchool(db: Db) {
     .selectFrom('admins')
     .innerJoin('schools', 'schools.key', 'admins.school_key')
     .selectAll('admins')
-    .select(['schools.school_id', 'schools.suspended_at as school_suspended_at', 'schools.mfa_policy as school_mfa_policy']);
+    .select(['schools.school_id', 'schools.suspended_at as school_suspended_at', 'schools.mfa_policy as school_mfa_policy', 'schools.passkey_policy as school_passkey_policy']);
 }
 
 export async function findAdminForLogin(db: Db, schoolKey: string, usernameKey: string): Promise<AdminForLogin | undefined> {

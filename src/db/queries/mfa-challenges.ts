@@ -93,8 +93,9 @@ export async function takeSignInChallenge(db: Db, ref: ChallengeRef, challenge: 
 }
 
 /**
- * Expired challenges, for housekeeping; and all of an admin's, when their factors are reset:
- * sign-ins waiting for a second factor and pending passkey registrations alike.
+ * Expired challenges, for housekeeping (with the digests of used passkey sign-in challenges); and
+ * all of an admin's, when their factors are reset: sign-ins waiting for a second factor and
+ * pending passkey registrations alike.
  */
 export async function deleteChallenges(db: Db, scope: { adminId: string } | { expiredBefore: number }): Promise<number> {
   let deleted = 0n;
@@ -104,6 +105,10 @@ export async function deleteChallenges(db: Db, scope: { adminId: string } | { ex
       .where((eb) => ('adminId' in scope ? eb('admin_id', '=', scope.adminId) : eb('expires_at', '<=', scope.expiredBefore)))
       .executeTakeFirst();
     deleted += result.numDeletedRows;
+  }
+  if ('expiredBefore' in scope) {
+    const used = await db.deleteFrom('passkey_used_challenges').where('expires_at', '<=', scope.expiredBefore).executeTakeFirst();
+    deleted += used.numDeletedRows;
   }
   return Number(deleted);
 }

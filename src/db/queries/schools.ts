@@ -30,3 +30,9 @@ export async function setSchoolMfaPolicy(db: Db, key: string, policy: string): P
   const result = await db.updateTable('schools').set({ mfa_policy: policy }).where('key', '=', key).executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+/** Sets a school's passkey sign-in policy; returns whether the school exists. */
+export async function setSchoolPasskeyPolicy(db: Db, key: string, policy: string): Promise<boolean> {
+  const result = await db.updateTable('schools').set({ passkey_policy: policy }).where('key', '=', key).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

@@ -7,7 +7,8 @@ import type { DatabaseSchema } from '../schema/index.js';
  * admin's (all but `exceptSessionId`, when given), one school's (only those at `acr`, when given),
  * the one a refresh token belongs to, or those signed in through the IdP `ssoIssuer`: as
  * `subject` and/or in its session `idpSession` (back-channel logout, unlink), or a school's
- * signed in through an IdP it no longer has (`sso remove`, `sso set` with another issuer).
+ * signed in through an IdP it no longer has (`sso remove`, `sso set` with another issuer), or a
+ * school's signed in with a password by admins who have a discoverable passkey (passkeys `required`).
  */
 export type RevokeScope =
   | { sessionId: string; adminId?: string }
@@ -15,7 +16,8 @@ export type RevokeScope =
   | { schoolKey: string; acr?: string }
   | { refreshTokenHash: string }
   | { ssoIssuer: string; subject?: string; idpSession?: string }
-  | { ssoOfSchool: string; exceptIssuer?: string };
+  | { ssoOfSchool: string; exceptIssuer?: string }
+  | { passwordOfPasskeyHolders: string };
 
 type SessionsEb = ExpressionBuilder<DatabaseSchema, 'sessions'>;
 
@@ -33,7 +35,21 @@ function inScope(eb: SessionsEb, scope: RevokeScope): Expression<SqlBool> {
   }
   if ('refreshTokenHash' in scope) return eb('id', '=', eb.selectFrom('refresh_tokens').select('session_id').where('token_hash', '=', scope.refreshTokenHash));
   if ('ssoOfSchool' in scope) return federatedOfSchool(eb, scope);
+  if ('passwordOfPasskeyHolders' in scope) return passwordOfPasskeyHolders(eb, scope.passwordOfPasskeyHolders);
   return federated(eb, scope);
+}
+
+/** A school's password sessions (amr `pwd` first) of admins with a discoverable passkey. */
+function passwordOfPasskeyHolders(eb: SessionsEb, schoolKey: string): Expression<SqlBool> {
+  const holders = eb
+    .selectFrom('admins')
+    .innerJoin('mfa_factors', 'mfa_factors.admin_id', 'admins.id')
+    .select('admins.id')
+    .where('admins.school_key', '=', schoolKey)
+    .where('mfa_factors.type', '=', 'webauthn')
+    .where('mfa_factors.discoverable', '=', 1)
+    .where('mfa_factors.confirmed_at', 'is not', null);
+  return eb.and([eb('admin_id', 'in', holders), eb.or([eb('amr', '=', 'pwd'), eb('amr', 'like', 'pwd %')])]);
 }
 
 /** A school's sessions signed in through an IdP: any, or any but `exceptIssuer`'s (the IdP it has now). */

@@ -7,6 +7,7 @@ import type { SessionsTable } from '../schema/sessions.js';
 import { precompiled } from '../precompiled.js';
 import { storableText } from '../text.js';
 import { LIVENESS_SQL, type SessionLiveness } from './session-liveness.js';
+import { passkeyPolicyRule } from './session-passkey-policy.js';
 
 export type Session = Selectable<SessionsTable>;
 
@@ -67,6 +68,8 @@ export function insertSession(db: Db, session: NewSession, tokenHash: string): P
         // decided here, so a login that read the policy before `school mfa required` ended the
         // school's aal1 sessions cannot leave one behind.
         if (session.acr !== 'aal2') owner = owner.where('schools.mfa_policy', '<>', 'required');
+        const passkeyRule = passkeyPolicyRule(session.amr);
+        if (passkeyRule !== undefined) owner = owner.where(passkeyRule);
         return dialectOf(db) === 'postgres' ? owner.forShare() : owner;
       })
       .executeTakeFirst();

@@ -59,6 +59,7 @@ interface NewPasskey {
   readonly transports: string;
   readonly device_type: string;
   readonly enrolled_ip: string | null;
+  readonly discoverable: number | null;
 }
 
 /**
@@ -73,7 +74,7 @@ export async function insertPasskey(db: Db, passkey: NewPasskey, credentialEpoch
   const bigint = (value: number) => sql<number>`cast(${value} as bigint)`;
   const result = await db
     .insertInto('mfa_factors')
-    .columns(['id', 'admin_id', 'type', 'name', 'secret', 'confirmed_at', 'created_at', 'credential_id', 'public_key', 'sign_count', 'transports', 'device_type', 'enrolled_ip'])
+    .columns(['id', 'admin_id', 'type', 'name', 'secret', 'confirmed_at', 'created_at', 'credential_id', 'public_key', 'sign_count', 'transports', 'device_type', 'enrolled_ip', 'discoverable'])
     .expression((eb) => {
       const owner = eb
         .selectFrom('admins')
@@ -91,6 +92,7 @@ export async function insertPasskey(db: Db, passkey: NewPasskey, credentialEpoch
           text(passkey.transports).as('transports'),
           text(passkey.device_type).as('device_type'),
           sql<string | null>`cast(${passkey.enrolled_ip} as text)`.as('enrolled_ip'),
+          sql<number | null>`cast(${passkey.discoverable} as integer)`.as('discoverable'),
         ])
         .where('admins.id', '=', passkey.admin_id)
         .where('admins.credential_epoch', '=', credentialEpoch);

@@ -22,7 +22,7 @@ import type { SsoLogoutTokensTable } from './sso-logout-tokens.js';
 import type { SsoSettingsTable } from './sso-settings.js';
 import type { SsoUsedStatesTable } from './sso-used-states.js';
 import type { ThrottleCountersTable } from './throttle-counters.js';
-import type { WebauthnRegistrationsTable } from './webauthn-registrations.js';
+import type { PasskeyUsedChallengesTable, WebauthnRegistrationsTable } from './webauthn-registrations.js';
 
 export interface DatabaseSchema {
   schools: SchoolsTable;
@@ -38,6 +38,7 @@ export interface DatabaseSchema {
   mfa_challenges: MfaChallengesTable;
   mfa_throttle: MfaThrottleTable;
   webauthn_registrations: WebauthnRegistrationsTable;
+  passkey_used_challenges: PasskeyUsedChallengesTable;
   revocation_sequence: RevocationSequenceTable;
   audit_checkpoints: AuditCheckpointsTable;
   audit_sealer: AuditSealerTable;

@@ -29,4 +29,6 @@ export interface MfaFactorsTable {
   transports: Generated<string | null>;
   /** WebAuthn: `singleDevice` (bound to one authenticator) or `multiDevice` (a synced passkey). */
   device_type: Generated<string | null>;
+  /** WebAuthn: 1 discoverable (it can sign in alone), 0 not, null unknown (the browser did not say). */
+  discoverable: Generated<number | null>;
 }

@@ -11,4 +11,6 @@ export interface SchoolsTable {
   mfa_policy: Generated<string>;
   /** 1: admins may recover a forgotten password by e-mail; 0: only an operator helps. */
   password_recovery: Generated<number>;
+  /** `allowed` (password or passkey alone), `required` (an admin with a discoverable passkey uses it) or `off`. */
+  passkey_policy: Generated<string>;
 }

@@ -7,3 +7,9 @@ export interface WebauthnRegistrationsTable {
   challenge: string;
   expires_at: number;
 }
+
+/** Digests of passkey sign-in challenges already accepted, kept until they would have expired anyway. */
+export interface PasskeyUsedChallengesTable {
+  challenge_hash: string;
+  expires_at: number;
+}

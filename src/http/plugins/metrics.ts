@@ -65,7 +65,8 @@ export function registerMetrics(app: FastifyInstance, sources: GaugeSources): Me
     labelNames: ['outcome'],
     registers: [registry],
   });
-  const counters: Record<AttemptCounter, Counter> = { logins, refreshes, mfaVerifications: secondFactors, ssoExchanges };
+  const passkeyLogins = new Counter({ name: 'school_auth_passkey_logins_total', help: 'Passkey-alone sign-in attempts by outcome', labelNames: ['outcome'], registers: [registry] });
+  const counters: Record<AttemptCounter, Counter> = { logins, refreshes, mfaVerifications: secondFactors, ssoExchanges, passkeyLogins };
   const duration = new Histogram({
     name: 'school_auth_http_request_duration_seconds',
     help: 'Request duration by route, method and status',

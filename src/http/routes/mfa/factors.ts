@@ -34,6 +34,7 @@ export function registerMfaFactorRoutes(app: FastifyInstance, deps: AppContext):
           name: factor.name,
           created_at: isoTime(factor.createdAt),
           last_used_at: factor.lastUsedAt === null ? null : isoTime(factor.lastUsedAt),
+          discoverable: factor.discoverable,
         })),
         recovery_codes_left: described.recoveryCodesLeft,
       };

@@ -35,6 +35,18 @@ export const PasskeyRequestOptions = Type.Object(
   { additionalProperties: true, description: 'WebAuthn request options (JSON form); pass them to navigator.credentials.get()' },
 );
 
+/** Request options for a passkey alone: what `PublicKeyCredential.parseRequestOptionsFromJSON()` takes. */
+export const PasskeyLoginOptions = Type.Object(
+  {
+    challenge: Type.String({ description: 'base64url; accepted once, for 300 s' }),
+    timeout: Type.Integer(),
+    rpId: Type.String(),
+    allowCredentials: Type.Array(descriptor, { maxItems: 0, description: 'Empty: the browser offers the discoverable passkeys it holds for rpId' }),
+    userVerification: Type.String(),
+  },
+  { additionalProperties: true, description: 'WebAuthn request options (JSON form); pass them to navigator.credentials.get()' },
+);
+
 /** A PublicKeyCredential as the browser's `credential.toJSON()` gives it. */
 export function credentialSchema(description: string) {
   return Type.Object(

@@ -71,6 +71,9 @@ export const FactorList = Type.Object(
         name: Type.String(),
         created_at: Type.String({ description: 'ISO 8601 UTC' }),
         last_used_at: Type.Union([Type.String(), Type.Null()]),
+        discoverable: Type.Union([Type.Boolean(), Type.Null()], {
+          description: 'Passkeys: true when it can sign in alone (POST /admin/auth/passkey/login), false when not; null when unknown, and for TOTP',
+        }),
       }),
     ),
     recovery_codes_left: Type.Integer(),
