@@ -28,7 +28,7 @@ describe.each(TEST_DIALECTS)('second-factor enrollment and management on %s', (d
 
     const listed = await t.app.inject({ method: 'GET', url: '/admin/auth/mfa', headers: bearer(token) });
     expect(listed.json()).toEqual({
-      factors: [{ factor_id: expect.any(String), type: 'totp', name: 'Authenticator app', created_at: expect.any(String), last_used_at: expect.any(String) }],
+      factors: [{ factor_id: expect.any(String), type: 'totp', name: 'Authenticator app', created_at: expect.any(String), last_used_at: expect.any(String), discoverable: null }],
       recovery_codes_left: 9,
     });
     expect(listed.body).not.toContain('secret');

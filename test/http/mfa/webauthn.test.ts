@@ -43,7 +43,7 @@ describe.each(TEST_DIALECTS)('passkey registration on %s', (dialect) => {
 
     const listed = await t.app.inject({ method: 'GET', url: '/admin/auth/mfa', headers: bearer(first.access_token) });
     expect(listed.json()).toEqual({
-      factors: [{ factor_id: body.factor_id, type: 'webauthn', name: 'Passkey', created_at: expect.any(String), last_used_at: null }],
+      factors: [{ factor_id: body.factor_id, type: 'webauthn', name: 'Passkey', created_at: expect.any(String), last_used_at: null, discoverable: null }],
       recovery_codes_left: 10,
     });
     const challenge = await loginRequest(t.app, admin);
