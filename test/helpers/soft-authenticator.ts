@@ -26,6 +26,11 @@ export interface CeremonyKnobs {
   readonly userVerified?: boolean;
   /** authenticate only: the signCount to report, as is; the stored counter does not move. */
   readonly counter?: number;
+  /**
+   * authenticate only: the response.userHandle to report instead of the user id the credential
+   * was registered with; null reports none, as for a credential that is not discoverable.
+   */
+  readonly userHandle?: string | null;
 }
 
 export interface SoftAuthenticatorOptions {
@@ -33,6 +38,12 @@ export interface SoftAuthenticatorOptions {
   readonly origin: string;
   /** true: a synced passkey (BE and BS set, multiDevice); false: a device-bound key (singleDevice). */
   readonly synced?: boolean;
+  /**
+   * The credProps extension's answer at registration: true or false reports
+   * `clientExtensionResults: { credProps: { rk } }` (a discoverable credential or not); absent
+   * reports `{}`, as a browser that does not say.
+   */
+  readonly credProps?: boolean;
 }
 
 /**
@@ -43,15 +54,17 @@ export interface SoftAuthenticatorOptions {
 export class SoftAuthenticator {
   readonly origin: string;
   readonly synced: boolean;
+  readonly credProps: boolean | undefined;
   readonly credentialId: Buffer = randomBytes(32);
   private readonly privateKey: KeyObject;
   private readonly publicKey: KeyObject;
-  private userHandle: string | undefined;
+  private registeredUser: string | undefined;
   private signCount = 0;
 
   constructor(options: SoftAuthenticatorOptions) {
     this.origin = options.origin;
     this.synced = options.synced ?? false;
+    this.credProps = options.credProps;
     const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     this.privateKey = pair.privateKey;
     this.publicKey = pair.publicKey;
@@ -61,6 +74,11 @@ export class SoftAuthenticator {
     return this.credentialId.toString('base64url');
   }
 
+  /** The user id the credential was registered with (base64url), which assertions report as userHandle. */
+  get userHandle(): string | undefined {
+    return this.registeredUser;
+  }
+
   /** The signCount the last assertion reported (0 after registration). */
   get counter(): number {
     return this.signCount;
@@ -68,8 +86,8 @@ export class SoftAuthenticator {
 
   /** navigator.credentials.create(): one registration per authenticator, as its one credential. */
   register(options: PublicKeyCredentialCreationOptionsJSON, knobs: CeremonyKnobs = {}): RegistrationResponseJSON {
-    if (this.userHandle !== undefined) throw new Error('SoftAuthenticator: already registered; make a new one');
-    this.userHandle = options.user.id;
+    if (this.registeredUser !== undefined) throw new Error('SoftAuthenticator: already registered; make a new one');
+    this.registeredUser = options.user.id;
     const clientDataJSON = this.clientData('webauthn.create', knobs.challenge ?? options.challenge, knobs);
     const authData = Buffer.concat([
       this.authDataHead(knobs.rpId ?? options.rp.id ?? new URL(this.origin).hostname, FLAG_AT, knobs, 0),
@@ -92,19 +110,20 @@ export class SoftAuthenticator {
         publicKey: this.publicKey.export({ format: 'der', type: 'spki' }).toString('base64url'),
         transports: this.transports(),
       },
-      clientExtensionResults: {},
+      clientExtensionResults: this.credProps === undefined ? {} : { credProps: { rk: this.credProps } },
       authenticatorAttachment: this.synced ? 'platform' : 'cross-platform',
     };
   }
 
   /** navigator.credentials.get(): an assertion over authenticatorData || sha256(clientDataJSON). */
   authenticate(options: PublicKeyCredentialRequestOptionsJSON, knobs: CeremonyKnobs = {}): AuthenticationResponseJSON {
-    if (this.userHandle === undefined) throw new Error('SoftAuthenticator: register before authenticating');
+    if (this.registeredUser === undefined) throw new Error('SoftAuthenticator: register before authenticating');
     const counter = knobs.counter ?? ++this.signCount;
     const clientDataJSON = this.clientData('webauthn.get', knobs.challenge ?? options.challenge, knobs);
     const authData = this.authDataHead(knobs.rpId ?? options.rpId ?? new URL(this.origin).hostname, 0, knobs, counter);
     // ECDSA over SHA-256; node:crypto writes the DER signature WebAuthn expects for ES256.
     const signature = sign('sha256', Buffer.concat([authData, sha256(clientDataJSON)]), this.privateKey);
+    const userHandle = knobs.userHandle === undefined ? this.registeredUser : knobs.userHandle;
     return {
       id: this.id,
       rawId: this.id,
@@ -113,7 +132,7 @@ export class SoftAuthenticator {
         clientDataJSON: clientDataJSON.toString('base64url'),
         authenticatorData: authData.toString('base64url'),
         signature: signature.toString('base64url'),
-        userHandle: this.userHandle,
+        ...(userHandle === null ? {} : { userHandle }),
       },
       clientExtensionResults: {},
       authenticatorAttachment: this.synced ? 'platform' : 'cross-platform',
