@@ -79,10 +79,10 @@ export async function passkeyLogin(deps: AppContext, credential: unknown, contex
 
 /** Why the admin may not sign in with a passkey alone now, as read; the session's insert decides again. */
 async function policyRefusal(deps: AppContext, admin: AdminForLogin): Promise<string | undefined> {
-  if (admin.school_suspended_at !== null) return 'school_suspended';
-  if (admin.disabled_at !== null) return 'admin_disabled';
-  if (admin.school_passkey_policy === 'off') return 'passkeys_off';
+  if (admin.school_suspended_at !== null) return 'passkey school_suspended';
+  if (admin.disabled_at !== null) return 'passkey admin_disabled';
+  if (admin.school_passkey_policy === 'off') return 'passkey policy_off';
   // A school that signs in only through its IdP decided that every sign-in goes through it.
-  if (await isPasswordLoginOff(deps.db, admin.school_key)) return 'idp_only';
+  if (await isPasswordLoginOff(deps.db, admin.school_key)) return 'passkey idp_only';
   return undefined;
 }

@@ -8,8 +8,20 @@ import { ValidationFailure } from './validation-failure.js';
 import '../route-config.js';
 
 interface ObjectSchema {
+  type?: string;
   properties?: Record<string, { maxLength?: number; type?: string }>;
   required?: readonly string[];
+  anyOf?: readonly ObjectSchema[];
+}
+
+/**
+ * A body schema: an object schema, or (FastAPI's `body: Model | None = None`) an object schema
+ * or null, which makes the body optional: none at all, or `null`, passes as undefined.
+ */
+function bodyShape(schema: ObjectSchema): { fields: FieldSpec[]; optional: boolean } {
+  if (schema.anyOf === undefined) return { fields: fieldsOf(schema), optional: false };
+  const object = schema.anyOf.find((member) => member.type === 'object') ?? {};
+  return { fields: fieldsOf(object), optional: schema.anyOf.some((member) => member.type === 'null') };
 }
 
 /** The fields of a body schema, in declaration order, with their kinds and length limits. */
@@ -44,11 +56,12 @@ function validatorCompiler(passUnstorableText: boolean): FastifySchemaCompiler<F
     if (httpPart === 'params') return validateParams;
     if (httpPart === 'querystring') return validateQuery;
     if (httpPart !== 'body') return (data: unknown) => ({ value: data });
-    // Every route's body schema is an object schema (src/http/routes/).
-    const fields = fieldsOf(schema as ObjectSchema);
+    // Every route's body schema is an object schema, or one that may be left out (src/http/routes/).
+    const { fields, optional } = bodyShape(schema as ObjectSchema);
     const validate = (data: unknown): Outcome => {
       const parsed = parseBody(data);
       if ('error' in parsed) return parsed;
+      if (optional && (parsed.value === undefined || parsed.value === null)) return { value: undefined };
       const items = validateBody(parsed.value, fields);
       if (items.length === 0 && !passUnstorableText) items.push(...unstorableItems(parsed.value, 'body'));
       return items.length === 0 ? parsed : { error: new ValidationFailure(items) };
