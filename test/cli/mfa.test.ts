@@ -20,8 +20,8 @@ describe.concurrent('school-auth second-factor commands', () => {
     const set = await ws.run(['school', 'mfa', 'LINCOLN-HIGH', 'required']);
     expect(set).toMatchObject({ code: 0, stdout: 'school "LINCOLN-HIGH": second factor required; 0 password-only sessions ended\n', stderr: '' });
     const table = ok(await ws.run(['school', 'list']));
-    expect(table.stdout.split('\n')[0]).toMatch(/^school_id\s+name\s+status\s+mfa_policy\s+password_recovery\s+sso\s+created_at$/);
-    expect(table.stdout.split('\n')[1]).toMatch(/^lincoln-high\s+lincoln-high\s+active\s+required\s+on\s+\S+\s+\d{4}-/);
+    expect(table.stdout.split('\n')[0]).toMatch(/^school_id\s+name\s+status\s+mfa_policy\s+passkeys\s+password_recovery\s+sso\s+created_at$/);
+    expect(table.stdout.split('\n')[1]).toMatch(/^lincoln-high\s+lincoln-high\s+active\s+required\s+allowed\s+on\s+\S+\s+\d{4}-/);
 
     const login = await app.login(ALICE);
     expect(login.statusCode).toBe(403);
@@ -31,6 +31,23 @@ describe.concurrent('school-auth second-factor commands', () => {
     expect(bad).toMatchObject({ code: 1, stdout: '', stderr: 'school-auth: the policy must be "optional" or "required", not "sometimes"\n' });
     const ghost = await ws.run(['school', 'mfa', 'ghost', 'required']);
     expect(ghost.code).toBe(1);
+  });
+
+  test('school passkeys sets the policy that school list shows and records it; a bad policy is refused', SLOW, async ({ ws }) => {
+    const app = await ws.app();
+    await app.seedSchool('lincoln-high');
+    expect(parseJson<Array<{ passkeys: string }>>(ok(await ws.run(['school', 'list', '--json'])))[0]?.passkeys).toBe('allowed');
+
+    expect(await ws.run(['school', 'passkeys', 'LINCOLN-HIGH', 'off'])).toMatchObject({ code: 0, stdout: 'school "LINCOLN-HIGH": passkey sign-in off\n', stderr: '' });
+    expect(parseJson<Array<{ passkeys: string }>>(ok(await ws.run(['school', 'list', '--json'])))[0]?.passkeys).toBe('off');
+    const required = await ws.run(['school', 'passkeys', 'lincoln-high', 'required']);
+    expect(required).toMatchObject({ code: 0, stdout: 'school "lincoln-high": passkey sign-in required; 0 password sessions of passkey holders ended\n' });
+    const events = await app.services.db.selectFrom('events').select('detail').where('type', '=', 'school.passkey_policy').orderBy('id').execute();
+    expect(events.map((event) => event.detail)).toEqual(['off', 'required; 0 password sessions of passkey holders ended']);
+
+    const bad = await ws.run(['school', 'passkeys', 'lincoln-high', 'sometimes']);
+    expect(bad).toMatchObject({ code: 1, stdout: '', stderr: 'school-auth: the policy must be "allowed", "required" or "off", not "sometimes"\n' });
+    expect((await ws.run(['school', 'passkeys', 'ghost', 'off'])).code).toBe(1);
   });
 
   test('admin mfa list shows the factors without their secrets; admin mfa reset removes them and ends the sessions', SLOW, async ({ ws }) => {

@@ -36,8 +36,8 @@ describe.concurrent('school-auth school', () => {
     const lines = table.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
     expect(lines[0]).toMatch(/^school_id\s+name\s+status\s+mfa_policy\s+passkeys\s+password_recovery\s+sso\s+created_at$/);
-    expect(lines[1]).toMatch(/^lincoln-high\s+Lincoln High School\s+active\s+optional\s+on\s+-\s+\d{4}-\d{2}-\d{2}T[\d:.]+Z$/);
-    expect(lines[2]).toMatch(/^Oak-Ridge\s+Oak-Ridge\s+active\s+optional\s+on\s+-\s+\d{4}-/);
+    expect(lines[1]).toMatch(/^lincoln-high\s+Lincoln High School\s+active\s+optional\s+allowed\s+on\s+-\s+\d{4}-\d{2}-\d{2}T[\d:.]+Z$/);
+    expect(lines[2]).toMatch(/^Oak-Ridge\s+Oak-Ridge\s+active\s+optional\s+allowed\s+on\s+-\s+\d{4}-/);
 
     const rows = parseJson<SchoolRow[]>(ok(await ws.run(['school', 'list', '--json'])));
     expect(rows).toEqual([

@@ -85,6 +85,8 @@ const ENDPOINTS: ReadonlyArray<[string, string]> = [
   ['post', '/admin/auth/mfa/webauthn/registration-options'],
   ['post', '/admin/auth/mfa/webauthn'],
   ['post', '/admin/auth/mfa/webauthn/options'],
+  ['post', '/admin/auth/passkey/options'],
+  ['post', '/admin/auth/passkey/login'],
   ['get', '/auth/revocations'],
   ['get', '/.well-known/jwks.json'],
   ['get', '/healthz'],
@@ -129,6 +131,8 @@ const TAGGED: ReadonlyArray<[string, string, string]> = [
   ['post', '/admin/auth/mfa/webauthn/registration-options', 'second factor'],
   ['post', '/admin/auth/mfa/webauthn', 'second factor'],
   ['post', '/admin/auth/mfa/webauthn/options', 'second factor'],
+  ['post', '/admin/auth/passkey/options', 'sign-in and tokens'],
+  ['post', '/admin/auth/passkey/login', 'sign-in and tokens'],
   ['get', '/auth/revocations', 'keys'],
   ['get', '/.well-known/jwks.json', 'keys'],
   ['get', '/healthz', 'operations'],
@@ -279,6 +283,8 @@ describe('GET /openapi.json', () => {
     ['post', '/admin/auth/mfa/webauthn/registration-options', [401, 404, 503]],
     ['post', '/admin/auth/mfa/webauthn', [400, 401, 404, 413, 422, 503]],
     ['post', '/admin/auth/mfa/webauthn/options', [400, 401, 404, 409, 413, 422, 503]],
+    ['post', '/admin/auth/passkey/options', [400, 404, 413, 422, 503]],
+    ['post', '/admin/auth/passkey/login', [400, 401, 404, 413, 422, 429, 503]],
     ['post', '/auth/refresh', [400, 401, 413, 422, 503]],
     ['post', '/auth/logout', [400, 413, 422, 503]],
     ['get', '/admin/auth/me', [401, 503]],
@@ -317,6 +323,9 @@ describe('GET /openapi.json', () => {
     expect(creation.properties).toHaveProperty('challenge');
     expect(creation.properties).toHaveProperty('excludeCredentials');
     expect(responseSchema('post', '/admin/auth/mfa/webauthn/options', 200).properties).toHaveProperty('allowCredentials');
+    expect(requestSchema('post', '/admin/auth/passkey/login').required).toEqual(['credential']);
+    expect(responseSchema('post', '/admin/auth/passkey/options', 200).properties.allowCredentials.maxItems).toBe(0);
+    expect(JSON.stringify(responseSchema('post', '/admin/auth/passkey/login', 401).properties.detail)).toContain('Incorrect username or password');
     expect(responseSchema('post', '/admin/auth/mfa/webauthn', 201).properties).toHaveProperty('recovery_codes');
     expect(JSON.stringify(responseSchema('post', '/admin/auth/mfa/webauthn', 404).properties.detail)).toContain('Passkeys are not enabled on this server');
   });
