@@ -73,7 +73,6 @@ export function counterRules(settings: ThrottleConfig, account: string, ip: stri
   ];
 }
 
-
 /** A passkey (its factor id: ours, never what a client sent) and the account (accountOf) of its admin. */
 export interface PasskeyCredential {
   readonly id: string;

@@ -56,7 +56,7 @@ export async function settlePasskeySuccess(deps: Deps, credential: PasskeyCreden
   await deleteCounters(deps.db, [passkeyKeys(credential, ip).credentialIp]);
 }
 
-/** Gives back a passkey attempt that was never checked (the database failed) or that signed in. */
+/** Gives back a passkey attempt that was no failure: never checked, or its session not stored (the database failed). */
 export async function releasePasskeyAttempt(deps: Deps, credential: PasskeyCredential | undefined, ip: string): Promise<void> {
   const settings = deps.config.throttle;
   if (!settings.enabled) return;
